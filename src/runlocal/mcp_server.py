@@ -326,11 +326,9 @@ def models_doc(a: dict[str, Any]):
 
 def hardware_doc(a: dict[str, Any]):
     """The device catalog, as GET /api/v1/hardware?q= answers it."""
-    from .hardware.catalog import load_devices
+    from .hardware.catalog import search_devices
 
-    devs = [dataclasses.asdict(d) for d in load_devices()]
-    q = (a["query"] or "").strip().lower()
-    return [d for d in devs if q in d["id"] or q in d["name"].lower()] if q else devs
+    return [dataclasses.asdict(d) for d in search_devices(a["query"])]
 
 
 def system_doc(_a: dict[str, Any]):

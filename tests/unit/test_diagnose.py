@@ -513,6 +513,7 @@ def _front_matter(path: Path) -> dict:
 
 REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stopped",  # reached by severity (classify)
                                            "cuda-oom-phase-unstated",  # a generic OOM whose log states no phase
+                                           "framework-oom-phase-unstated",  # the same, printed by another framework
                                            "notmem-pool-has-room", "notmem-oom-not-from-allocation",  # by figures
                                            "notmem-application-error",  # the answer of last resort (classify)
                                            "notmem-killed-after-error",  # a bare kill after an error (classify)

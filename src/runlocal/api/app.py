@@ -416,13 +416,9 @@ def _catalog_router(pool: PlanningPool) -> APIRouter:
 
     @router.get("/api/v1/hardware", response_model=list[DeviceDoc])
     def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
-        from ..hardware.catalog import load_devices
+        from ..hardware.catalog import search_devices
 
-        devs = [asdict(d) for d in load_devices()]
-        if q:
-            ql = q.lower()
-            devs = [d for d in devs if ql in d["id"] or ql in d["name"].lower()]
-        return devs
+        return [asdict(d) for d in search_devices(q)]
 
     @router.get("/api/v1/errors", response_model=list[ErrorEntryDoc])
     def errors(q: Annotated[str | None, Query(max_length=200)] = None):

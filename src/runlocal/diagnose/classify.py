@@ -85,7 +85,14 @@ from .answer import (
     entry_fixes,
     names_the_error,
 )
-from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, phase_stated, refine_cuda_oom
+from .cuda_oom import (
+    FRAMEWORK_OOM_LINE,
+    named_encoder_weights,
+    names_billions,
+    one_allocation_refused,
+    phase_stated,
+    refine_cuda_oom,
+)
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .not_memory import TERMINATED_JOB
@@ -176,6 +183,8 @@ WEIGHTS_ALLOC_ID = "llamacpp-weights-alloc"
 # free_gpu_memory_fraction when the executor is built), TGI (warmup fills max_batch_total_tokens): there the start-up
 # is the common case, as the first-sight count in cuda_oom says (39 load, 5 run)
 PHASE_UNSTATED_ID = "cuda-oom-phase-unstated"
+# the same with the failing line printed by a framework other than PyTorch (cuda_oom.FRAMEWORK_OOM_LINE): the run
+FRAMEWORK_STEP_ID = "framework-oom-phase-unstated"
 START_UP_RESERVERS = frozenset({"vllm", "sglang", "tensorrt-llm", "tgi"})
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
@@ -658,7 +667,9 @@ class Scanner:
                 category = refine_cuda_oom(*phase_args)
                 entry = kb.get(PRIMARY[category]) or entry
                 if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args):
-                    entry = kb.get(PHASE_UNSTATED_ID) or entry  # neither phase said: both phases' fixes
+                    # neither phase said: both phases' fixes, the run first where another framework printed the line
+                    unstated = FRAMEWORK_STEP_ID if FRAMEWORK_OOM_LINE.search(line) else PHASE_UNSTATED_ID
+                    entry = kb.get(unstated) or entry
         return answer_for(entry, line, line_no, figures, runtime)
 
     def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:

@@ -14,8 +14,9 @@ from typing import Any
 
 from ..units import GiB
 
-__all__ = ["ENCODER_MAX_WEIGHTS", "MAX_WEIGHT_ARRAY", "RESERVED_OVER_ALLOCATED", "WEIGHTS_TIMES_ALLOCATED", "fragmented",
-           "named_encoder_weights", "names_billions", "one_allocation_refused", "phase_stated", "refine_cuda_oom"]
+__all__ = ["ENCODER_MAX_WEIGHTS", "FRAMEWORK_OOM_LINE", "MAX_WEIGHT_ARRAY", "RESERVED_OVER_ALLOCATED",
+           "WEIGHTS_TIMES_ALLOCATED", "fragmented", "named_encoder_weights", "names_billions", "one_allocation_refused",
+           "phase_stated", "refine_cuda_oom"]
 
 # PyTorch's own test for a fragmented cache. Before it raises, its caching allocator has freed every cached segment
 # that holds no tensor and retried the allocation (DeviceCachingAllocator::malloc: release_cached_blocks, then
@@ -42,6 +43,21 @@ ENCODER_MAX_WEIGHTS = 560e6 * 4
 # (a load allocates the weights and nothing else): the rest is activations of inputs, the run
 # (sentence-transformers#57: "9.52 GiB already allocated" with "a roberta model", round 32, session 12)
 WEIGHTS_TIMES_ALLOCATED = 2
+
+# The out-of-memory line as a deep-learning framework other than PyTorch prints it: PaddlePaddle's GPU allocator ("Out
+# of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only 416.625000MB."),
+# XLA's (JAX's, TensorFlow's) RESOURCE_EXHAUSTED, TensorFlow's "OOM when allocating tensor", CuPy's memory pool
+# ("cupy.cuda.memory.OutOfMemoryError"), ONNX Runtime's BFC arena, MXNet, MindSpore. When such a line states no phase,
+# the answer is the run (classify, FRAMEWORK_STEP_ID): over the tuning set (session 21, diagnose21;
+# scoring/phase_unstated_signals.py and its .txt), a memory failure whose failing line one of them printed was a
+# training or inference step 25 times and the load once (answered by its own words); of the 149 texts answered "phase
+# not stated", 5 carry such a line, all labelled the run, and no load text does. These frameworks mostly run models
+# far smaller than the card (detection, speech, protein folding), whose step's activations outgrow the weights. A
+# prior by the printer, not the phase read in the text, as the load is for want of evidence (below) and for an engine
+# that reserves its memory at start-up (classify.START_UP_RESERVERS)
+FRAMEWORK_OOM_LINE = re.compile(r"PaddlePaddle|Cannot allocate [\d.]+\s*[KMG]?B memory on GPU|ResourceExhaustedError"
+                                r"|XlaRuntimeError|RESOURCE_EXHAUSTED|OOM when allocating tensor|cupy\.cuda\.memory"
+                                r"|BFCArena|mxnet|mindspore", re.I)
 
 
 # a model named by its size in billions ("Llama-2-13b-chat-hf", "qwen2.5 7B", "1.5b"): a paste that names one beside an

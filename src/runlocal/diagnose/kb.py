@@ -42,6 +42,15 @@ CATEGORIES = (
 #: every category that means "it did not fit" (everything except not_memory and unknown)
 MEMORY_CATEGORIES = frozenset(CATEGORIES) - {"not_memory", "unknown"}
 
+
+def memory_side(category: str) -> bool | None:
+    """Whether an answer's category says memory ran out (True), says it did not (False), or says neither (None:
+    ``unknown`` tells the user what to read to find out). A scorer of memory / not memory counts None as wrong on
+    either side: "cannot tell" is not the verdict "not memory"."""
+    if category == "unknown":
+        return None
+    return category in MEMORY_CATEGORIES
+
 REQUIRED_FIELDS = (
     "id", "title", "category", "runtimes", "signatures", "priority", "cause",
     "solutions", "alternatives", "related", "verified",

@@ -55,6 +55,10 @@ LOAD = re.compile(
     r"|\bfail(?:ed|s)? to start\b|\b(?:can ?not|can't|won't|unable to) start\b|\bstart-?up (?:failed|error)"
     r"|\b(?:at|on|during) start-?up\b|\b(?:when|while) (?:starting|launching)\b"
     r"|trtllm-build\b|\bconvert_checkpoint\b"
+    # a checkpoint being restored (JAX / Flax / Orbax, TensorFlow: "Restoring checkpoint from …", "Restored from
+    # checkpoint"): the weights being placed (session 21, diagnose21: the contrast that keeps an XLA refusal at the
+    # load now that another framework's line with no phase stated is the step)
+    r"|\brestor(?:e|es|ing|ed)\s+(?:(?:the|a|from)\s+)?checkpoint"
     # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
     r"|allocatepools\b"  # TensorRT-LLM building an engine / converting a checkpoint
     # the failure said to come while the model loads, in prose ("CUDA OOM when loading large models", "在load模型时",

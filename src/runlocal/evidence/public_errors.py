@@ -266,10 +266,16 @@ strings — collect64, rule first in 684b6ce, committed whole in ed766da) and ro
 texts, 8 memory failures and 10 look-alikes, from trackers of projects the corpus held 0-2 texts of — collect65, count
 and rule first in 57ff383 / e0daf38, committed whole in afb5096), scored once together by the lead after diagnose20's
 tuning (35/39); diagnose20b moved both out of ``held_out/`` in session 20, before round 66 was collected whole: they
-are tuning data. Held out: round 66 (``held_out/round66.jsonl``, 2 public texts, both memory failures posted in 2026 —
-collect66, rule first in c3b817e, committed whole in 43f45cd) and round 67 (``held_out/round67.jsonl``, 2 public texts,
-from the threads round 66's collector saw only in its reading searches — collect67, list by script and rule first in
-19ee278, committed whole in 57ffd21), scored once together by the lead after diagnose20b's and fixes20b's tuning (2/4).
+are tuning data. Round 66 (``round66.jsonl``, 2 public texts, both memory failures posted in 2026 — collect66, rule
+first in c3b817e, committed whole in 43f45cd) and round 67 (``round67.jsonl``, 2 public texts, from the threads round
+66's collector saw only in its reading searches — collect67, list by script and rule first in 19ee278, committed whole
+in 57ffd21), scored once together by the lead after diagnose20b's and fixes20b's tuning (2/4); diagnose21 moved both
+out of ``held_out/`` in session 21, before rounds 68 and 69 were added: they are tuning data. Round 68 (session 21;
+``round68.jsonl``, 7 public texts, 5 memory failures and 2 look-alikes: error output people committed to public
+repositories — collect68, rule first in 70144d7e, committed whole in 202efe3a) and round 69 (``round69_pages.jsonl``,
+36 texts, 7 memory failures and 29 look-alikes, Hugging Face model and Space discussions — collect69, rule first in
+e1699ec2, committed whole in 9cd6d9ac) are held out, scored once together by the lead after diagnose21's tuning
+(38/43).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

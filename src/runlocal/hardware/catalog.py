@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "load_sources",
     "normalize_name",
     "parse_device_spec",
+    "search_devices",
 ]
 
 # GPU share of a unified-memory system's RAM when the catalog gives none (Apple's default above 36 GB).
@@ -196,6 +197,27 @@ def names_a_device(text: str) -> bool:
     return normalize_name(text) in _index().keys
 
 
+def search_devices(query: str | None) -> list[Device]:
+    """The catalog devices a free-text search names, in catalog order: every word of the query found in the device's
+    id, name or one of its aliases (so "strix halo" finds the Ryzen AI Max+ 395 entries and "gx10" the DGX Spark),
+    compared case-folded and, for spellings like "rtx4090" / "RTX-4090", normalized as find_device normalizes.
+    The one filter the API, MCP and the site's /hardware page share; an empty query lists every device."""
+    words = (query or "").lower().split()
+    if not words:
+        return load_devices()
+
+    def texts(d: Device) -> list[str]:
+        raw = [d.id, d.name.lower(), *(a.lower() for a in d.aliases)]
+        return raw + [normalize_name(t) for t in raw]
+
+    def hit(d: Device) -> bool:
+        ts = texts(d)
+        whole = normalize_name(" ".join(words))
+        return all(any(w in t for t in ts) for w in words) or bool(whole) and any(whole in t for t in ts)
+
+    return [d for d in load_devices() if hit(d)]
+
+
 def _memory_matches(dev: Device, size: float) -> bool:
     """"80gb" names an 80 GiB card; also accept decimal GB for capacities quoted that way."""
     return abs(dev.memory_bytes / GiB - size) < 0.5 or abs(dev.memory_bytes / 1e9 - size) < 0.5
@@ -270,6 +292,29 @@ def _suggestions(q: str, idx: _Index) -> list[str]:
     return out[:5]
 
 
+# A CPU-only system is its memory kind and channel count; a size written with it ("cpu-32gb", "none 16gb",
+# "ddr4-3200 64gb") is how much RAM it has, never which channel count (a 128 GB desktop is still 2-channel). Bare
+# "cpu" / "none" take the memory `--gpu none` assumes (verdict.DEFAULT_RAM_BANDWIDTH_GBS: 2-channel DDR5-5600).
+_BARE_CPU = ("cpu", "none", "cpuonly")
+DEFAULT_CPU_ID = "cpu-ddr5-5600-2ch"
+
+
+def _cpu_with_ram(rest: str, size: float, idx: _Index) -> Device | None:
+    """The CPU memory system a sized name means, with ``size`` GiB of RAM; None when the name is no CPU system."""
+    if rest in _BARE_CPU:
+        base = next(d for d in _catalog()[0] if d.id == DEFAULT_CPU_ID)
+    else:
+        named = idx.keys.get(rest, ())
+        if len(named) != 1 or named[0].kind != "cpu":
+            return None
+        base = named[0]
+    if not 0 < size <= 1 << 20:
+        raise InputError(f"gpu: {size:g} GB of RAM is not a size (give 1 to 1,048,576 GB)")
+    if abs(base.memory_bytes / GiB - size) < 0.5:
+        return base
+    return replace(base, memory_bytes=int(size * GiB))
+
+
 def find_device(query: str, *, suggest: bool = True) -> Device:
     """The catalog device a loose name means.
 
@@ -307,6 +352,9 @@ def find_device(query: str, *, suggest: bool = True) -> Device:
     if m:
         size = float(m.group(1))
         rest = normalize_name(query.lower()[: m.start()] + " " + query.lower()[m.end():])
+        sized = _cpu_with_ram(rest, size, idx)
+        if sized is not None:
+            return sized
     if rest:
         for cands in _tiers(rest, idx):
             if size is not None:

@@ -21,6 +21,19 @@ NO_OS_RESERVE = ("RAM: all {gib:g} GiB planned as usable, nothing kept for the O
                  "plus swap, reserves any): set --ram to the RAM free, e.g. free -g's 'available'")
 
 
+# catalog._cpu_with_ram: how a size written with a CPU name is read, said in the plan where it applied
+CPU_SIZE_RULE = ("a size written with a CPU name ('cpu-32gb', 'ddr4-3200 64gb') is the RAM, as --ram is: it keeps "
+                 "the memory kind and channels named, and a bare cpu / none takes the 2-channel DDR5-5600 that "
+                 "--gpu none assumes")
+
+
+def _sized(dev) -> bool:
+    """Whether a CPU device carries a RAM size other than its catalog entry's (a size was written with its name)."""
+    from .catalog import load_devices
+
+    return any(d.id == dev.id and d.memory_bytes != dev.memory_bytes for d in load_devices())
+
+
 def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> tuple[list[Target], list[str]]:
     """Returns the targets and notes on where their sizes came from."""
     notes: list[str] = []
@@ -59,7 +72,8 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                 size = ram_bytes or dev.memory_bytes
                 host = Target(f"CPU RAM ({dev.name.removeprefix('CPU, ')})", "cpu", size, dev.bandwidth_gbs, size)
                 notes.append(f"{dev.name}: a CPU run on {size / 2**30:.0f} GiB of RAM at "
-                             f"{dev.bandwidth_gbs:g} GB/s" + ("" if ram_bytes else " (set --ram for another size)"))
+                             f"{dev.bandwidth_gbs:g} GB/s" + ("" if ram_bytes else " (set --ram for another size)")
+                             + (f"; {CPU_SIZE_RULE}" if not ram_bytes and _sized(dev) else ""))
                 continue
             unified = getattr(dev, "unified_memory", False)
             cap = dev.gpu_usable_bytes if unified else (dev.cuda_total_bytes or dev.memory_bytes)

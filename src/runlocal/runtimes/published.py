@@ -290,13 +290,36 @@ def kernel_check(quant: str | None, gpu_name: str, runtime: str = "vllm",
     return None, None
 
 
+def unpublished_quant(entry: dict[str, Any], quant: str) -> bool:
+    """Whether the entry's GGUF repo is known not to hold this quant: ``hf_quants`` lists its whole GGUF listing as its
+    evidence page showed it (measurements/gguf_repos RULE.md Amendment 3); where that is not known, nothing is said."""
+    held = entry.get("hf_quants")
+    return bool(entry.get("hf")) and held is not None and gguf_quant(quant) not in {gguf_quant(h) for h in held}
+
+
+def _unpublished_words(entry: dict[str, Any], quant: str) -> str:
+    q = gguf_quant(quant)
+    return (f"{entry['hf']} publishes no {q} file (it holds only {', '.join(entry['hf_quants'])}: "
+            f"{entry['hf_seen'].split(' (')[0]}): make {q} with llama.cpp (convert_hf_to_gguf.py, llama-quantize {q})")
+
+
+def unpublished_quant_note(model: ModelSpec, runtime: str, quant: str | None) -> str | None:
+    """Said on a llama.cpp plan whose --quant the catalog model's GGUF repo does not publish: the command names a file
+    the user makes (-m PATH/TO/…) rather than an -hf tag that would match no file. Ollama says it in its command."""
+    entry = ollama_entry(model) if quant and runtime == "llama.cpp" else None
+    if not entry or not unpublished_quant(entry, quant or ""):
+        return None
+    return (f"{_unpublished_words(entry, quant or '')}, or ask for --quant "
+            f"{entry['hf_quants'][0].lower()} to pull the published file")
+
+
 def llama_server_model(model: ModelSpec, quant: str | None) -> list[str]:
     """llama-server's model arguments: -m for a file the user has, -hf REPO[:QUANT] for a published GGUF repo
     (common/arg.cpp: -hf <user>/<model>[:quant], default quant Q4_K_M; split files are fetched whole)."""
     if model.source.endswith(".gguf") and not quant:
         return ["-m", shlex.quote(model.source)]
     entry = ollama_entry(model)
-    if entry and entry.get("hf") and quant:
+    if entry and entry.get("hf") and quant and not unpublished_quant(entry, quant):
         q = gguf_quant(quant)
         if entry["hf"].startswith("ggml-org/gpt-oss") and q == "MXFP4_MOE":
             return ["-hf", entry["hf"]]          # one file per repo, in MXFP4
@@ -336,9 +359,11 @@ def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | N
         return "", tags[want], None
     why = (f"the Ollama library has no {want} tag for {entry['library']} (it has "
            f"{', '.join(t.split(':', 1)[1] for t in tags.values())})") if tags else f"no Ollama library tag: {entry['why']}"
+    stem = f"{model.id}-{want}"
+    if entry.get("hf") and unpublished_quant(entry, want):     # hf.co/<repo>:<quant> would find no file
+        return (*_create(stem, f"./{stem}.gguf"), f"{why}; {_unpublished_words(entry, want)}, then import it as below")
     if entry.get("hf") and not entry.get("split"):
         return "", f"hf.co/{entry['hf']}:{want}", f"{why}; pulled from the Hub instead"
-    stem = f"{model.id}-{want}"
     if entry.get("hf"):
         return (*_create(stem, f"./{stem}.gguf"),
                 (f"{why}; {entry['hf']} is split into several files, which Ollama cannot pull from hf.co: download "

@@ -115,10 +115,26 @@ def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = Fa
     # devices without a price (laptop GPUs) are ranked by decode speed alone
     by_speed = not res["ranked"] and bool(res["unpriced"])
     rows = res["unpriced"] if by_speed else res["ranked"]
-    query = {"model": model, "ctx": ctx, "runtime": runtime, "quant": quant or "", "used": "1" if used else "",
-             "vendor": vendor, "form": form, "budget": f"{budget:g}" if budget else ""}
-    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows),
-            "notes": res["notes"], "by_speed": by_speed, "query": query}   # query: the same ranking on /best
+    # beside a priced ranking, the configurations that run it but have no catalog price are shown too (fastest
+    # first) and counted: review21 #3, the Mac guide said "1 configurations run it" while 29 Macs did
+    unpriced = [] if by_speed else sorted(res["unpriced"], key=lambda r: -(r["decode_tokens_per_s"] or 0))
+    if budget:
+        # under a budget an unpriced device cannot be judged: counted, not listed (a $30,000 MI355X is no answer to
+        # "under $400")
+        return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows),
+                "priced": len(rows), "unpriced": [], "unpriced_count": len(unpriced), "notes": res["notes"],
+                "by_speed": by_speed, "query": _best_query(model, ctx, runtime, quant, used, vendor, form, budget)}
+    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows) + len(unpriced),
+            "priced": 0 if by_speed else len(rows), "unpriced": unpriced[:n], "unpriced_count": len(unpriced),
+            "notes": res["notes"], "by_speed": by_speed,
+            "query": _best_query(model, ctx, runtime, quant, used, vendor, form, budget)}
+
+
+def _best_query(model: str, ctx: int, runtime: str, quant: str | None, used: bool, vendor: str, form: str,
+                budget: float | None) -> dict[str, Any]:
+    """The same ranking on /best, as a guide block links it."""
+    return {"model": model, "ctx": ctx, "runtime": runtime, "quant": quant or "", "used": "1" if used else "",
+            "vendor": vendor, "form": form, "budget": f"{budget:g}" if budget else ""}
 
 
 def _guide_best(**filters) -> list[dict[str, Any]]:

@@ -1,0 +1,136 @@
+"""Whether anything the phase-unstated out-of-memory texts DO carry separates a load from a run (session 21,
+diagnose21; the count behind issue #18's recurring miss, after diagnose20b's phase_unstated_count.py found no frame or
+log line of a run in them).
+
+Reads the tuning part only (never next/ nor held_out/): the tuning texts answered "out-of-memory, phase not stated"
+(classify.PHASE_UNSTATED_ID, or FRAMEWORK_STEP_ID since the rule this count led to) and labelled the load (cuda_oom_load) or the run (cuda_oom_long_context). For each signal
+the text carries — PyTorch's own figures (the size asked against the card, what PyTorch holds, the free memory, the
+CUDA-graph pools), frames present or absent, the library or framework that printed the line, the allocator hint's
+wording (which PyTorch release printed it), the user's own words about a batch — it counts the load and run texts
+that carry it. A signal could move the answer without dropping a load text only where it is carried by run texts and
+by no load text ("run only" below); a signal carried by both cannot decide, whatever its ratio.
+Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/scoring/phase_unstated_signals.py
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.classify import FRAMEWORK_STEP_ID, PHASE_UNSTATED_ID
+from runlocal.diagnose.cuda_oom import FRAMEWORK_OOM_LINE as FRAMEWORK_LINE
+from runlocal.evidence import public_errors
+
+MIB, GIB = 2**20, 2**30
+LOAD, RUN = "cuda_oom_load", "cuda_oom_long_context"
+
+
+def _words(pattern: str) -> Callable[[dict, dict], bool]:
+    return lambda text_record, figures: re.search(pattern, text_record["text"], re.I | re.M) is not None
+
+
+def _figure(test: Callable[[dict], bool]) -> Callable[[dict, dict], bool]:
+    return lambda text_record, figures: test(figures)
+
+
+def _ratio(figures: dict, top: str, bottom: str) -> float | None:
+    a, b = figures.get(top), figures.get(bottom)
+    return a / b if a is not None and b else None
+
+
+def _between(value: float | None, low: float, high: float) -> bool:
+    return value is not None and low <= value < high
+
+
+# (group, signal, test over the record and diagnose's extracted figures)
+SIGNALS: list[tuple[str, str, Callable[[dict, dict], bool]]] = [
+    ("figures", "no size asked stated", _figure(lambda f: f.get("requested_bytes") is None)),
+    ("figures", "asked < 64 MiB", _figure(lambda f: _between(f.get("requested_bytes"), 0, 64 * MIB))),
+    ("figures", "asked 64 MiB - 1 GiB", _figure(lambda f: _between(f.get("requested_bytes"), 64 * MIB, GIB))),
+    ("figures", "asked >= 1 GiB", _figure(lambda f: _between(f.get("requested_bytes"), GIB, float("inf")))),
+    ("figures", "asked < 1 % of the card", _figure(lambda f: _between(_ratio(f, "requested_bytes", "total_bytes"),
+                                                                       0, 0.01))),
+    ("figures", "asked 1-5 % of the card", _figure(lambda f: _between(_ratio(f, "requested_bytes", "total_bytes"),
+                                                                       0.01, 0.05))),
+    ("figures", "asked 5-25 % of the card", _figure(lambda f: _between(_ratio(f, "requested_bytes", "total_bytes"),
+                                                                        0.05, 0.25))),
+    ("figures", "PyTorch holds < 50 % of the card", _figure(
+        lambda f: _between(_ratio(f, "allocated_bytes", "total_bytes"), 0, 0.5))),
+    ("figures", "PyTorch holds 50-90 % of the card", _figure(
+        lambda f: _between(_ratio(f, "allocated_bytes", "total_bytes"), 0.5, 0.9))),
+    ("figures", "PyTorch holds >= 90 % of the card", _figure(
+        lambda f: _between(_ratio(f, "allocated_bytes", "total_bytes"), 0.9, 2))),
+    ("figures", "free ~ 0 (< 1 % of the card), ask < 1 %", _figure(
+        lambda f: _between(_ratio(f, "free_bytes", "total_bytes"), 0, 0.01)
+        and _between(_ratio(f, "requested_bytes", "total_bytes"), 0, 0.01))),
+    ("figures", "free ~ 0, ask >= 1 %", _figure(
+        lambda f: _between(_ratio(f, "free_bytes", "total_bytes"), 0, 0.01)
+        and _between(_ratio(f, "requested_bytes", "total_bytes"), 0.01, 2))),
+    ("figures", "free >= ask (another cap refused it)", _figure(
+        lambda f: f.get("free_bytes") is not None and f.get("requested_bytes") is not None
+        and f["free_bytes"] >= f["requested_bytes"])),
+    ("figures", "unused cache > 10 % of what PyTorch holds", _figure(
+        lambda f: _between(_ratio(f, "reserved_unallocated_bytes", "allocated_bytes"), 0.1, float("inf")))),
+    ("figures", "CUDA-graph private pools stated", _words(r"private pools")),
+    ("figures", "other processes on the card named", _words(r"\bProcess \d+ has\b")),
+    ("frames", "a traceback or frame", _words(r'Traceback \(most recent|File "')),
+    ("frames", "the error line alone (one line)", lambda r, f: len([x for x in r["text"].splitlines() if x.strip()])
+     == 1),
+    ("printer", "torch.OutOfMemoryError / torch.cuda.OutOfMemoryError", _words(r"torch\.(?:cuda\.)?OutOfMemoryError")),
+    ("printer", "RuntimeError: CUDA out of memory (PyTorch < 1.13)", _words(r"RuntimeError: CUDA out of memory")),
+    ("printer", "CUDA error: out of memory (a CUDA status)", _words(r"CUDA error: out of memory")),
+    ("printer", "NPU (torch_npu)", _words(r"\bNPU out of memory")),
+    ("printer", "a non-PyTorch framework (FRAMEWORK_LINE)", _words(FRAMEWORK_LINE.pattern)),
+    ("printer", "accelerate", _words(r"\baccelerate\b")),
+    ("printer", "bitsandbytes", _words(r"bitsandbytes|\bbnb\b")),
+    ("printer", "transformers modeling_ / from_pretrained", _words(r"modeling_|from_pretrained")),
+    ("printer", "generate(", _words(r"\.generate\(|\bgenerate\b")),
+    ("printer", "Trainer / trainer.train", _words(r"\btrainer\b|\.train\(")),
+    ("printer", "peft / LoRA", _words(r"\bpeft\b|\blora\b")),
+    ("printer", "diffusers / pipeline(", _words(r"diffusers|pipeline\(")),
+    ("hint", "max_split_size_mb (PyTorch < 2.2's hint)", _words(r"max_split_size_mb")),
+    ("hint", "expandable_segments (PyTorch >= 2.2's hint)", _words(r"expandable_segments")),
+    ("hint", "neither hint", _words(r"\A(?![\s\S]*(?:max_split_size_mb|expandable_segments))")),
+    ("user", "the user names a batch size", _words(r"batch[ _]?size")),
+]
+
+
+def main() -> None:
+    tuning, _ = public_errors.split(public_errors.load_records())
+    texts = []
+    for r in tuning:
+        d = diagnose_text(r["text"])
+        # answered "phase not stated": the load with both phases' fixes, or (since the rule this count led to) the step
+        # where another framework printed the line
+        if d.entry is not None and d.entry.id in (PHASE_UNSTATED_ID, FRAMEWORK_STEP_ID):
+            texts.append((r, d.extracted))
+    load = [(r, f) for r, f in texts if r["label"] == LOAD]
+    run = [(r, f) for r, f in texts if r["label"] == RUN]
+    print(f"{len(texts)} of {len(tuning)} tuning texts answered phase not stated: {len(load)} labelled the load, "
+          f"{len(run)} the run, {len(texts) - len(load) - len(run)} other (not counted below)")
+    print(f"\n{'group':8s} {'signal':50s} {'load':>5s} {'run':>5s}  separates?")
+    movable = []
+    for group, name, test in SIGNALS:
+        n_load = sum(test(r, f) for r, f in load)
+        n_run = sum(test(r, f) for r, f in run)
+        verdict = "run only" if n_run and not n_load else ("load only" if n_load and not n_run else "")
+        if verdict == "run only":
+            movable.append(name)
+        print(f"{group:8s} {name:50s} {n_load:5d} {n_run:5d}  {verdict}")
+    print(f"\nsignals carried by run texts and by no load text: {', '.join(movable) or 'none'}")
+    # the one that is, read over every tuning text (not only the phase-unstated ones): the failing line diagnose
+    # matched printed by one of these frameworks, by label and by the answer's entry
+    by_label: dict[tuple[str, str], int] = {}
+    for r in tuning:
+        d = diagnose_text(r["text"])
+        if d.matched_line and FRAMEWORK_LINE.search(d.matched_line):
+            key = (r["label"], d.entry.id if d.entry else "-")
+            by_label[key] = by_label.get(key, 0) + 1
+    print("\nevery tuning text whose failing line a non-PyTorch framework printed (label, answer's entry: texts):")
+    for (label, entry), n in sorted(by_label.items(), key=lambda kv: -kv[1]):
+        print(f"  {label:22s} {entry:28s} {n}")
+
+
+if __name__ == "__main__":
+    main()
