@@ -55,3 +55,5 @@ def test_quant_hint_offers_what_the_card_loads():
     assert hint("llama-3.1-8b", "4090").endswith("--quant fp8, awq, gptq or nvfp4 plans one")
     assert hint("llama-3.1-8b", "t4").endswith("--quant fp8, awq or gptq plans one")
     assert hint("llama-3.1-8b", "v100").endswith("--quant gptq plans one")
+    # a unified-memory AMD chip is an AMD GPU too (Radeon 8060S, gfx1151)
+    assert hint("llama-3.1-8b", "ryzen-ai-max-395-128gb").endswith("--quant fp8, awq or gptq plans one")
