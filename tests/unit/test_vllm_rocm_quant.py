@@ -66,3 +66,23 @@ def test_fp8_compute_by_target_and_release():
     assert kernel_check("fp8", "AMD Instinct MI250X", "vllm", "0.20.0") == (None, None)
     # an NVIDIA card keeps its compute-capability rule: Ampere runs FP8 weight-only (vLLM docs "FP8 W8A8")
     assert "W8A16" in kernel_check("fp8", "NVIDIA GeForce RTX 3090")[1]
+
+
+def hint(model: str, gpu: str) -> str:
+    p = check(CheckRequest(model=model, gpu=gpu, runtime="vllm", use_measurements=False))[0]
+    return next(st.formula for st in p.steps if st.label == "checkpoint")
+
+
+def test_quant_hint_offers_what_the_card_loads():
+    """The hint under a stored checkpoint offers only the --quant words vLLM loads on the card (fixes20a's noticed-and-
+    left: "nvfp4" offered on an RX 7900 XTX). By the sources above: NVFP4 is not offered on gfx1100 (ModelOpt's
+    modelopt_fp4 is outside supported_quantization; no FP4 GEMM on RDNA3), while awq / gptq / fp8 are in the list. On
+    NVIDIA, vLLM's own minimum capabilities: awq.py AWQConfig.get_min_capability 75, fp8.py Fp8Config 75 (W8A16
+    Marlin), marlin_utils_fp4.py is_fp4_marlin_supported 80 — a V100 (7.0) gets none of fp8 / awq / nvfp4, a T4 (7.5)
+    fp8 and awq but not nvfp4, an RTX 4090 (8.9) all four."""
+    assert hint("llama-3.1-8b", "7900xtx").endswith("--quant fp8, awq or gptq plans one")
+    assert hint("llama-3.1-8b", "4090").endswith("--quant fp8, awq, gptq or nvfp4 plans one")
+    assert hint("llama-3.1-8b", "t4").endswith("--quant fp8, awq or gptq plans one")
+    assert hint("llama-3.1-8b", "v100").endswith("--quant gptq plans one")
+    # a unified-memory AMD chip is an AMD GPU too (Radeon 8060S, gfx1151)
+    assert hint("llama-3.1-8b", "ryzen-ai-max-395-128gb").endswith("--quant fp8, awq or gptq plans one")

@@ -78,6 +78,9 @@ class Device:
     gpu_cores: int | None = None               # Apple M3+: published GPU core count (no clock/TFLOPS is published)
     sm_count: int | None = None                # NVIDIA: streaming multiprocessors (ggml-cuda's nsm; notes.sm_count)
     gfx_target: str | None = None              # AMD GPUs: the LLVM target ROCm reports (gfx1151); notes.gfx_target
+    # laptop iGPUs: the CPU memory entries of the slower RAM the chip also takes (bandwidth_gbs is its fastest);
+    # notes.memory_alternatives
+    memory_alternatives: tuple[str, ...] = ()
 
     @property
     def memory_gib(self) -> float:
@@ -125,6 +128,7 @@ def _device_from_json(d: dict[str, Any]) -> Device:
         cuda_total_bytes=int(d["cuda_total_gib"] * GiB) if d.get("cuda_total_gib") else None,
         cuda_total_source=d.get("cuda_total_source"), gpu_cores=d.get("gpu_cores"),
         sm_count=d.get("sm_count"), gfx_target=d.get("gfx_target"),
+        memory_alternatives=tuple(d.get("memory_alternatives") or ()),
     )
 
 
@@ -385,11 +389,14 @@ def _board_stem(name: str) -> str:
 
 def _board_variant_note(query: str, device: Device) -> str | None:
     """A unified-memory board sold in versions that differ in more than memory (Jetson Orin Nano: the Super clocks
-    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id."""
+    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id. A
+    name that says "super" has chosen the clocks: only other Super versions are left to name (none in the catalog)."""
     if device.kind != "unified":
         return None
+    said_super = re.search(r"super", query.lower()) is not None
     others = [d for d in _catalog()[0] if d is not device and d.family == device.family
-              and _board_stem(d.name) == _board_stem(device.name)]
+              and _board_stem(d.name) == _board_stem(device.name)
+              and (not said_super or re.search(r"\bsuper\b", d.name.lower()) is not None)]
     if not others:
         return None
     return (f"'{query.strip()}' is taken as {device.name} ({device.id}); the others: "

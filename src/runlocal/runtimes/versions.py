@@ -213,6 +213,13 @@ def release_text(key: tuple[int, ...]) -> str:
     return ".".join(str(x) for x in key)
 
 
+def release3(key: tuple[int, ...]) -> tuple[int, int, int]:
+    """A release key as major.minor.patch, missing parts zero ((0, 9) → (0, 9, 0)): PEP 440 compares release segments
+    padded with zeros (0.9 == 0.9.0), so keys of different lengths compare as releases do."""
+    major, minor, patch = (*key, 0, 0, 0)[:3]
+    return major, minor, patch
+
+
 def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...], asked: str, flag: str, name: str,
                  ref: str, where: str = "") -> tuple[tuple[int, ...], str]:
     """The read release whose rules a release-table runtime (sglang_versions, transformers_versions, mlx_versions)
@@ -222,7 +229,7 @@ def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...],
     current = read[-1]
     if key is None:
         return current, ""
-    key = (key + (0, 0, 0))[:3]
+    key = release3(key)
     cite = f" ({where})" if where else ""
     if key < read[0]:
         raise InputError(f"runtime: {flag}=={asked or release_text(key)}: {name} releases read are "
@@ -251,7 +258,7 @@ def parse_version(runtime: str, text: str) -> RuntimeVersion:
     if not m:
         raise InputError(f"runtime: {runtime}=={text}: expected a release number such as 0.19.0")
     version = RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
-    if runtime == "vllm" and (version.key + (0, 0, 0))[:3] < VLLM_READ[0]:
+    if runtime == "vllm" and release3(version.key) < VLLM_READ[0]:
         raise InputError(f"runtime: vllm=={text}: vLLM releases read are {release_text(VLLM_READ[0])} – "
                          f"{release_text(VLLM_READ[1])}; give one of them or 'vllm' alone for the current release's "
                          "rules")
@@ -287,7 +294,7 @@ def newer_than_read_note(runtime: str, version_text: str | None) -> list[str]:
     if newest is None or version_text is None:
         return []
     key = parse_version(runtime, version_text).key
-    if (key + (0, 0, 0))[:3] <= (newest[0] + (0, 0, 0))[:3]:
+    if release3(key) <= release3(newest[0]):
         return []
     name = {"vllm": "vLLM", "ollama": "Ollama", "sglang": "SGLang", "mlx": "mlx-lm"}.get(runtime, runtime)
     if runtime == "ollama":
