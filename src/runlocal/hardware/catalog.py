@@ -284,10 +284,13 @@ def _suggestions(q: str, idx: _Index) -> list[str]:
     if _INTEGRATED_WORDS.search(q) and not _DISCRETE_WORDS.search(q):
         vendors = ("intel",) if _INTEL_INTEGRATED.search(q) else ("amd",)
     keys = [k for k, ds in idx.keys.items() if any(_integrated(d, vendors) for d in ds)] if vendors else list(idx.keys)
+    # a discrete card's name ("gtx 1650m") suggests discrete cards: a box's short alias ("gx10", the DGX Spark) is
+    # close by letters, not by kind
+    discrete = bool(_DISCRETE_WORDS.search(q))
     out: list[str] = []
     for k in difflib.get_close_matches(q, keys, n=25, cutoff=0.3 if vendors else 0.5) or (keys if vendors else []):
         for d in idx.keys[k]:
-            if d.id not in out and (not vendors or _integrated(d, vendors)):
+            if d.id not in out and (not vendors or _integrated(d, vendors)) and not (discrete and d.kind == "unified"):
                 out.append(d.id)
     return out[:5]
 
