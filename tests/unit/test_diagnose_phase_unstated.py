@@ -44,6 +44,11 @@ def test_a_paste_that_states_no_phase_says_so_and_gives_both_phases_fixes():
     # the thread's phase was the run: its fix is among those given, beside the load's
     assert any(t.startswith("If it failed on a request") for t in titles)
     assert any(t.startswith("If it failed while loading") for t in titles)
+    # a training run (rounds 68-69's five held-out misses: GRPO, FSDP, a LoRA fine-tune, DreamBooth, a segmentation
+    # model) gets its step's own fix: transformers' TrainingArguments names, as its single-GPU training guide gives them
+    training = next(f for f in with_computed_fixes(diagnose_text(TEXTGEN_171))["fixes"]
+                    if f["title"].startswith("If it failed in a training step"))
+    assert "gradient_accumulation_steps=" in training["command"] and "gradient_checkpointing=True" in training["command"]
 
 
 def test_a_generate_frame_or_a_load_frame_states_the_phase():
