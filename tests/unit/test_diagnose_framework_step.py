@@ -23,7 +23,7 @@ def _answer(text: str) -> tuple[str, str | None]:
 
 
 STEP = ("cuda_oom_long_context", FRAMEWORK_STEP_ID)
-UNSTATED = ("cuda_oom_load", PHASE_UNSTATED_ID)
+UNSTATED = ("cuda_oom_phase_unstated", PHASE_UNSTATED_ID)
 
 # PaddlePaddle/Paddle#42228 (round 31): Paddle's GPU allocator, its own advice below it
 PADDLE = ("RuntimeError: ResourceExhaustedError:\n\n"

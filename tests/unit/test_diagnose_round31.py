@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from runlocal.diagnose import diagnose_text
 
-MEMORY = {"cuda_oom_load", "cuda_oom_long_context", "oom_killer", "llamacpp_alloc_fail", "fragmentation"}
+MEMORY = {"cuda_oom_load", "cuda_oom_long_context", "cuda_oom_phase_unstated", "oom_killer", "llamacpp_alloc_fail",
+          "fragmentation"}
 
 
 # -- XLA: a compiled program executing, and one array too large to be a weight --------------------------------------
@@ -70,7 +71,7 @@ def test_a_process_call_on_a_config_or_a_pipeline_being_built_is_no_run():
     # look-alikes: ``.process(`` of a config is no input, and building a pipeline is the load (phase.LOAD)
     config = ("    cfg = loader.process(config_path)\n"
               "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.")
-    assert diagnose_text(config).category == "cuda_oom_load"
+    assert diagnose_text(config).category == "cuda_oom_phase_unstated"
     built = ("    pipe = pipeline(\"automatic-speech-recognition\", model=\"openai/whisper-large-v3\", device=0)\n"
              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.")
     assert diagnose_text(built).category == "cuda_oom_load"

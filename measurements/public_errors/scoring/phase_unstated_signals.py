@@ -8,7 +8,13 @@ the text carries — PyTorch's own figures (the size asked against the card, wha
 CUDA-graph pools), frames present or absent, the library or framework that printed the line, the allocator hint's
 wording (which PyTorch release printed it), the user's own words about a batch — it counts the load and run texts
 that carry it. A signal could move the answer without dropping a load text only where it is carried by run texts and
-by no load text ("run only" below); a signal carried by both cannot decide, whatever its ratio.
+by no load text ("run only" below); a signal carried by both cannot decide, whatever its ratio. Session 21's diagnose21b
+added the "run words" group (after rounds 68-69 joined tuning: their five misses were all training runs): the words a
+user would read as training, fine-tuning or generation running — a script or config name, a progress bar, Epoch, step,
+LoRA / PEFT / DreamBooth / GRPO / FSDP / DeepSpeed, loss, backward, an optimizer, a batch setting, generate( — and a
+text that is the error line and nothing else. phase.RUN reads most of these words already, so a text carrying them is
+answered the run before it can reach "phase not stated"; what is left here carries them 6 times at the load and once
+at the run.
 Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/scoring/phase_unstated_signals.py
 """
 
@@ -93,6 +99,36 @@ SIGNALS: list[tuple[str, str, Callable[[dict, dict], bool]]] = [
     ("hint", "expandable_segments (PyTorch >= 2.2's hint)", _words(r"expandable_segments")),
     ("hint", "neither hint", _words(r"\A(?![\s\S]*(?:max_split_size_mb|expandable_segments))")),
     ("user", "the user names a batch size", _words(r"batch[ _]?size")),
+    # session 21, diagnose21b (issue #18 point 4, after rounds 68-69's five misses, all during training): words that
+    # would say training / fine-tuning / generation is running, as a user reading the text would look for them
+    ("run words", "train / training / trainer (a word)", _words(r"\btrain(?:ing|er|s)?\b|\btrain_\w+|\w+_train\b")),
+    ("run words", "fine-tune / finetune / 微调", _words(r"fine-?tun|微调")),
+    ("run words", "a training script or config named (train*.py, sft / dpo / grpo ...)",
+     _words(r"\b\w*(?:train|finetune|sft|dpo|grpo|ppo)\w*\.(?:py|sh|ya?ml|json)\b")),
+    ("run words", "a progress bar (it/s, s/it, %|)", _words(r"\d\s*(?:it/s|s/it)\b|\d%\|")),
+    ("run words", "Epoch", _words(r"\bepochs?\b")),
+    ("run words", "step / steps / global_step", _words(r"\bsteps?\b|global_step")),
+    ("run words", "LoRA / QLoRA / PEFT / adapter", _words(r"lora|\bpeft\b|\badapter")),
+    ("run words", "DreamBooth / textual inversion", _words(r"dreambooth|textual.inversion")),
+    ("run words", "GRPO / PPO / DPO / SFT / RLHF / verl / trl", _words(r"\b(?:grpo|ppo|dpo|sft|rlhf|verl|trl)\b")),
+    ("run words", "FSDP / DeepSpeed / ZeRO", _words(r"\bfsdp\b|deepspeed|\bzero-?[123]\b")),
+    ("run words", "a rank prefix ([rank4]: / rank0)", _words(r"\[?rank\d+\]?:")),
+    ("run words", "loss", _words(r"\bloss\b")),
+    ("run words", "backward", _words(r"backward")),
+    ("run words", "optimizer / Adam", _words(r"optimi[sz]er|\badamw?\b")),
+    ("run words", "a batch setting (per_device_train_batch_size, -bs=, gradient_accumulation)",
+     _words(r"per_device_\w*batch|gradient_accumulation|\s-bs[= ]")),
+    ("run words", "generate( / model.generate / generate.py", _words(r"generate\(|generate\.py")),
+    ("run words", "inference / infer (a word)", _words(r"\binfer(?:ence|ring)?\b|推理")),
+    ("run words", "forward(", _words(r"forward\(|in forward\b")),
+    ("run words", "any of the run words above", _words(
+        r"\btrain(?:ing|er|s)?\b|\btrain_\w+|\w+_train\b|fine-?tun|微调|\d\s*(?:it/s|s/it)\b|\d%\||\bepochs?\b"
+        r"|\bsteps?\b|global_step|lora|\bpeft\b|dreambooth|\b(?:grpo|ppo|dpo|sft|rlhf|verl|trl)\b|\bfsdp\b|deepspeed"
+        r"|\[?rank\d+\]?:|\bloss\b|backward|optimi[sz]er|generate\(|generate\.py")),
+    ("frames", "the text is the error line and nothing else (<= 6 non-blank lines, no frame, no words above)",
+     lambda r, f: len([x for x in r["text"].splitlines() if x.strip()]) <= 6
+     and not re.search(r'File "|Traceback|\btrain|fine-?tun|epoch|\bsteps?\b|lora|loss|backward|generate|infer|batch',
+                       r["text"], re.I)),
 ]
 
 

@@ -23,6 +23,9 @@ import yaml
 CATEGORIES = (
     "cuda_oom_load",
     "cuda_oom_long_context",
+    # a CUDA out-of-memory whose text says neither phase (classify.PHASE_UNSTATED_ID): the answer gives both phases'
+    # fixes and claims neither, so a scorer counts it exact for neither the load nor the run (session 21, diagnose21b)
+    "cuda_oom_phase_unstated",
     "vllm_no_kv_blocks",
     "vllm_engine_dead",
     "vllm_gpu_util",
