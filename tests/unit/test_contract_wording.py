@@ -113,3 +113,17 @@ def test_best_users_out_of_bounds_is_the_clis_line_on_every_door(client, users):
     assert mcp_line("best", {"model": "llama-3.1-8b", "users": int(users)}) == expected
     page = client.get("/best", params={"model": "llama-3.1-8b", "users": users})
     assert page.status_code == 422 and expected in " ".join(page.text.split())
+
+
+def test_an_unknown_device_in_compare_gets_checks_did_you_mean_on_every_door(client):
+    """review21 #10 / fixes21a's leftover: compare's unknown device was to lack check's did-you-mean. On this tree
+    every door resolves compare's names with the catalog's find_device, as check does: the same line, with check's
+    suggestions (the field is devices where check's is gpu)."""
+    expected = cli_line("check", "qwen3-8b", "--gpu", "rtx-409")
+    assert "did you mean: rtx-4090" in expected
+    assert cli_line("compare", "rtx-4090", "rtx-409", "--model", "qwen3-8b") == expected
+    r = client.get("/api/v1/compare", params={"devices": "rtx-4090,rtx-409", "model": "qwen3-8b"})
+    assert http_line(r, "query", "devices") == expected
+    assert mcp_line("compare", {"devices": ["rtx-4090", "rtx-409"], "model": "qwen3-8b"}) == f"devices: {expected}"
+    page = client.get("/compare", params={"d": ["rtx-4090", "rtx-409"], "model": "qwen3-8b"})
+    assert page.status_code == 422 and expected.replace("'", "&#39;") in " ".join(page.text.split())
