@@ -495,8 +495,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
     check_amount("budget", budget_usd)     # finite, in amounts.COST_BOUNDS
-    if users < 1:
-        raise InputError(f"users: must be at least 1 concurrent request, got {users}")
+    check_amount("users", users)           # a whole number in amounts.COST_BOUNDS, as HTTP, MCP and the site bound it
     rt = refuse_unloadable(model, get_runtime(runtime), quant)    # 'vllm==0.19.0': its rules (runtimes/versions.py)
     label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)

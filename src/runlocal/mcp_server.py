@@ -196,9 +196,11 @@ def _model(name: str, fields: dict[str, Any], doc: str) -> type[BaseModel]:
 
 def build_arg_models() -> dict[str, type[BaseModel]]:
     from . import cli
+    from .amounts import COST_BOUNDS
     from .request import ModelsRequest
 
     contract = _with_help(check_fields(), _cli_help(cli.check))
+    users_lo, users_hi, _ = COST_BOUNDS["users"]       # best's users, bounded as every door bounds it
     ctx_type = str | int | None
     best_help, compare_help, cost_help = _cli_help(cli.best), _cli_help(cli.compare), _cli_help(cli.cost)
     return {
@@ -211,7 +213,7 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str | None, None),
             "budget": (float | None, None), "vendor": (str | None, None), "form": (str | None, None),
             "used": (bool, False), "quant": (str | None, None),
-            "users": (Annotated[int, Field(ge=1, le=64)], 1), "best_quant_each": (bool, False)}, best_help), ""),
+            "users": (Annotated[int, Field(ge=users_lo, le=users_hi)], 1), "best_quant_each": (bool, False)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
             "runtime": (str | None, None), "quant": (str | None, None), "used": (bool, False),

@@ -95,6 +95,22 @@ def test_api_check_uses_verified_benchmarks(tmp_path):
     assert doc["speed"]["source"] == "measured" and doc["measured"]["records"] == 1
 
 
+def test_the_site_check_page_names_the_runs_as_the_cli_does(tmp_path):
+    """fixes21a's leftover: the site said "measured (1 record; …)" where the CLI says which run, when and on what
+    ("measured: 1 stored run(s) on NVIDIA GeForce RTX 4090 (id 1; latest 2026-…)"). The id, date and device are read
+    back from the store's own answer for the record, not from the page's code."""
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret"))
+    body = {k: v for k, v in RECORD.items() if k != "verified"}
+    bid = client.post("/api/v1/benchmarks", json=body).json()["id"]
+    assert client.post(f"/api/v1/benchmarks/{bid}/verify", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    stored = client.get(f"/api/v1/benchmarks/{bid}").json()
+    day = str(stored.get("measured_at") or stored["created_at"])[:10]
+    page = client.get("/", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", "quant": "Q4_K_M", "ctx": "8192"})
+    text = " ".join(page.text.split())
+    said = f"1 record on {stored['device']}: id {bid}, latest {day}"
+    assert text.count(f"measured ({said}") == 2            # decode and prefill, each measured
+
+
 def test_a_decode_measured_at_no_stated_depth_is_not_said_to_be_at_the_predictions_depth():
     """review16b #10: a record with no context replaced the decode 'with 65,536 tokens in the KV cache'. It still
     counts, but the plan now says its depth is unknown, and keeps the prediction's depth beside it."""

@@ -31,7 +31,9 @@ CASES = [
     ("llama-3.1-8b", 131072, 131072),           # 131,072; llama3 ×8 of 8,192: skipped by both
     ("llama-2-7b-32k", 262144, 262144),         # 32,768; linear ×8, no original: 32,768 × 8 = 262,144 in both
     ("deepseek-v3", 163840, 163840),            # 163,840; yarn ×40 of 4,096: vLLM 4,096 × 40; SGLang factor 1
-    ("kimi-k2-0905", 131072, 262144),           # 262,144; yarn ×32 of 4,096: vLLM 4,096 × 32 = 131,072; SGLang 262,144
+    # 262,144; yarn ×64 of 4,096 (the 0905 repo's config.json as ParagEkbote/hf-model-inspector's report of
+    # 2025-09-18 prints it, commit 92931b2): vLLM 4,096 × 64 = 262,144; SGLang factor 1 (original given): 262,144
+    ("kimi-k2-0905", 262144, 262144),
     ("phi-3.5-mini", 131072, 131072),           # 131,072; longrope: vLLM skips it; SGLang: no "factor" key → 1
 ]
 

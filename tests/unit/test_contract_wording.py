@@ -99,3 +99,31 @@ def test_a_benchmark_quant_check_refuses_is_refused_in_checks_words(client):
     body = {"device": "rtx-4090", "runtime": "llama.cpp", "model": "qwen3-8b", "quant": "Q9_Z",
             "decode_tokens_per_s": 50.0}
     assert http_line(client.post("/api/v1/benchmarks", json=body), "body", "quant") == expected
+
+
+@pytest.mark.parametrize("users", ["0", "65"])
+def test_best_users_out_of_bounds_is_the_clis_line_on_every_door(client, users):
+    """fixes21c: HTTP and MCP answered pydantic's "Input should be less than or equal to 64" (the CLI had no upper
+    bound, "must be at least 1 concurrent request" below it, and the site "expected 1 to 64"); now amounts.COST_BOUNDS
+    bounds users for every caller, 1 to 64 whole requests."""
+    expected = cli_line("best", "llama-3.1-8b", "--users", users)
+    assert expected == f"users: must be a whole number of concurrent requests from 1 to 64, got {users}"
+    r = client.get("/api/v1/best", params={"model": "llama-3.1-8b", "users": users})
+    assert http_line(r, "query", "users") == expected
+    assert mcp_line("best", {"model": "llama-3.1-8b", "users": int(users)}) == expected
+    page = client.get("/best", params={"model": "llama-3.1-8b", "users": users})
+    assert page.status_code == 422 and expected in " ".join(page.text.split())
+
+
+def test_an_unknown_device_in_compare_gets_checks_did_you_mean_on_every_door(client):
+    """review21 #10 / fixes21a's leftover: compare's unknown device was to lack check's did-you-mean. On this tree
+    every door resolves compare's names with the catalog's find_device, as check does: the same line, with check's
+    suggestions (the field is devices where check's is gpu)."""
+    expected = cli_line("check", "qwen3-8b", "--gpu", "rtx-409")
+    assert "did you mean: rtx-4090" in expected
+    assert cli_line("compare", "rtx-4090", "rtx-409", "--model", "qwen3-8b") == expected
+    r = client.get("/api/v1/compare", params={"devices": "rtx-4090,rtx-409", "model": "qwen3-8b"})
+    assert http_line(r, "query", "devices") == expected
+    assert mcp_line("compare", {"devices": ["rtx-4090", "rtx-409"], "model": "qwen3-8b"}) == f"devices: {expected}"
+    page = client.get("/compare", params={"d": ["rtx-4090", "rtx-409"], "model": "qwen3-8b"})
+    assert page.status_code == 422 and expected.replace("'", "&#39;") in " ".join(page.text.split())

@@ -51,6 +51,7 @@ from .schemas import (
     RentQuery,
     RuntimeQuery,
     TokensQuery,
+    UsersQuery,
     UtilizationQuery,
     VendorQuery,
     YearsQuery,
@@ -327,7 +328,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
                    runtime: RuntimeQuery = None,
                    budget: BudgetQuery = None,
                    used: bool = False, quant: QuantQuery = None,
-                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
+                   users: UsersQuery = 1,
                    best_quant_each: bool = False, vendor: VendorQuery = None, form: FormQuery = None):
         """The same object as `runlocal best --json`; MODEL may be a size ("30B": the catalog model nearest it)."""
         args = (model, ctx, runtime, budget, used, quant, users, best_quant_each, vendor, form)

@@ -145,6 +145,7 @@ UtilizationQuery = Annotated[float, _amount("utilization", "share of TDP drawn w
 PriceQuery = Annotated[float | None, _amount("price", "purchase price of one device")]
 RentQuery = Annotated[float | None, _amount("rent-price", "cloud price per GPU-hour")]
 BudgetQuery = Annotated[float | None, _amount("budget", "the most to spend on the devices")]
+UsersQuery = Annotated[int, _amount("users", "requests of ctx served at once")]
 
 
 class ModelEntry(BaseModel):

@@ -31,6 +31,7 @@ into the --explain steps; the figures come only from the former.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from ..model.spec import ModelSpec
@@ -173,6 +174,26 @@ def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, t
 def _amd(gpus: list[Target]) -> bool:
     """An AMD (ROCm) GPU among those SGLang uses: the catalog's gfx target (published.gpu_gfx_target)."""
     return any(gpu_gfx_target(g.name) for g in gpus)
+
+
+def _nvidia(target: Target) -> bool:
+    """An NVIDIA (CUDA) device: the catalog's vendor, else the name nvidia-smi reports ("NVIDIA GB10 #0")."""
+    from ..hardware.catalog import load_devices
+
+    name = re.sub(r" #\d+$", "", target.name)
+    vendor = next((d.vendor for d in load_devices() if d.name == name), None)
+    return vendor == "nvidia" if vendor else name.upper().startswith("NVIDIA")
+
+
+def _no_gpu_refusal(device: Target) -> str:
+    """Why SGLang does not start on a device that is neither a CUDA GPU nor a supported ROCm one."""
+    gfx = gpu_gfx_target(device.name)
+    if gfx:
+        # sgl-kernel/setup_rocm.py (sgl-project/sglang 01b582cb): an auto-detected target other than gfx942 / gfx950
+        # aborts the build ("Unsupported GPU architecture"), so an AMD APU (gfx1151, gfx1103 …) has no SGLang kernels
+        return (f"SGLang's ROCm kernels (sgl-kernel) build for gfx942 / gfx950 (MI300 / MI350) only; "
+                f"{device.name} is {gfx}")
+    return "SGLang needs a CUDA or ROCm GPU; none was given"
 
 
 def _kv_dtype(name: str) -> tuple[str, int] | None:
@@ -430,7 +451,9 @@ class SGLang:
         return tier_defaults(self.release_rules, gpu_mem, tp, modelled) if self.release_rules else modelled
 
     def _gpus(self, targets: list[Target]) -> list[Target]:
-        return [t for t in targets if t.kind == "gpu"]
+        # an NVIDIA unified-memory device (DGX Spark, Jetson) is a CUDA GPU to SGLang: NVIDIA ships it for the DGX
+        # Spark (build.nvidia.com/spark/sglang, image lmsysorg/sglang:spark), as vLLM plans every non-CPU target
+        return [t for t in targets if t.kind == "gpu" or (t.kind == "unified" and _nvidia(t))]
 
     def _gpu_mem_mib(self, gpus: list[Target]) -> float | None:
         # get_nvgpu_memory_capacity: nvidia-smi memory.total, the minimum over GPUs, in MiB
@@ -467,8 +490,8 @@ class SGLang:
         s = self.defaults(model, settings, targets)
         gpus, refusal = self._gpus(targets), None
         if not gpus:
-            gpus = [t for t in targets if t.kind == "unified"][:1] or targets[:1]
-            refusal = "SGLang needs a CUDA or ROCm GPU; none was given"
+            gpus = [t for t in targets if t.kind == "unified"] or targets[:1]
+            refusal = _no_gpu_refusal(gpus[0])
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
         budget = self._budget(model, weights, s, gpus, n_gpu)

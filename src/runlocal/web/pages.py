@@ -18,13 +18,23 @@ from fastapi.responses import HTMLResponse
 from ..errors import InputError, RunlocalError
 from ..model.policy import ReadPolicy
 from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
-from .forms import whole_number
 from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, unknown_names
 
 router = APIRouter(include_in_schema=False)
 
 TOP = 25
-MAX_USERS = 64          # as /api/v1/best: each user is a request of the whole context, planned on every device
+
+
+def _users(text: str) -> int:
+    """The form's users: a whole number in amounts.COST_BOUNDS, in the words the CLI, HTTP and MCP use."""
+    from ..amounts import check_amount
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"users: expected a whole number, got '{text}'") from None
+    check_amount("users", value)
+    return int(value)
 
 
 def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
@@ -80,7 +90,7 @@ async def best_page(request: Request):
             raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
         if q["form"] and q["form"] not in FORM_FACTORS:
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
-        users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
+        users = _users(q["users"]) if q["users"] else 1
         result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"] or None,
                                _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
                                q["vendor"], q["form"], users, read_policy(request))
