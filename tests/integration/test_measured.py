@@ -170,7 +170,8 @@ def test_a_cpu_record_faster_than_any_cpu_memory_is_ignored():
 
 
 def test_a_cpu_record_is_bounded_by_the_ram_the_plan_names():
-    """--gpu cpu-32gb names 2-channel DDR4-3200: 2 × 8 B × 3,200 MT/s = 51.2 GB/s, so 2 × 51.2 / 5.02 = 20.4 tokens/s
+    """--gpu ddr4-3200 names 2-channel DDR4-3200 (`cpu-32gb` names only a size since fixes21b's CPU-size rule, its
+    memory the DDR5-5600 --gpu none assumes): 2 × 8 B × 3,200 MT/s = 51.2 GB/s, so 2 × 51.2 / 5.02 = 20.4 tokens/s
     at most (a little more where part of the weights is not read each token): 30 tokens/s is no run of that
     machine; with the memory unnamed (--gpu none assumes DDR5-5600, a guess) the bound is any CPU's, and 30 counts.
     10 tokens/s counts on both."""
@@ -178,7 +179,7 @@ def test_a_cpu_record_is_bounded_by_the_ram_the_plan_names():
 
     hand_bound = 2 * 2 * 8 * 3200e6 / QWEN3_8B_Q4_K_M_BYTES
     assert 20 < hand_bound < 21
-    named, unnamed = _cpu_plan("cpu-32gb"), _cpu_plan("none")
+    named, unnamed = _cpu_plan("ddr4-3200"), _cpu_plan("none")
     fast = {**CPU_RECORD, "id": 2, "decode_tokens_per_s": 30.0, "prefill_tokens_per_s": 60.0}
     assert apply_measurements(named, [fast]) is named
     assert apply_measurements(unnamed, [fast]).measured["ids"] == [2]
