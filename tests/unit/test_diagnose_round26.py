@@ -99,9 +99,10 @@ def test_memory_said_to_grow_to_a_figure_is_the_run():
 
 def test_serving_alone_or_a_size_needed_is_not_growth():
     # look-alikes: "when serving" a model that fails to start (Awesome-ML-SYS-Tutorial#106, labelled the load) and a
-    # size the model needs, with no growth said
+    # size the model needs, with no growth said; the first names a parameter count (32B), the load's sign where no phase
+    # is stated since session 21's diagnose21c (cuda_oom.PARAMETER_COUNT), so it is answered its label, the load
     assert diagnose_text("torch.OutOfMemoryError: CUDA out of memory when serving 32B model "
-                         "(Qwen2.5-Coder-32B-Instruct)").category == "cuda_oom_phase_unstated"
+                         "(Qwen2.5-Coder-32B-Instruct)").category == "cuda_oom_load"
     assert diagnose_text("torch.OutOfMemoryError: CUDA out of memory. The model needs 46GB and my card has "
                          "24GB").category == "cuda_oom_phase_unstated"
 

@@ -66,7 +66,8 @@ def test_sentence_transformers_roberta_holding_9_gib_on_an_11_gib_card_is_the_ru
 
 def test_the_same_figures_with_a_13b_llm_named_stay_the_load():
     # look-alike by its numbers: 9.5 GiB is what a 13B model's weights fill while they load (no run evidence)
-    assert diagnose_text(ROBERTA_OOM + "\nI used a llama-2-13b model").category == "cuda_oom_phase_unstated"
+    # (13b: a parameter count named, the load's sign where no phase is stated since session 21's diagnose21c)
+    assert diagnose_text(ROBERTA_OOM + "\nI used a llama-2-13b model").category == "cuda_oom_load"
 
 
 def test_an_encoder_beside_a_larger_model_caps_nothing():
@@ -77,7 +78,7 @@ def test_an_encoder_beside_a_larger_model_caps_nothing():
            "120.00 MiB is reserved by PyTorch but unallocated.")
     rag = ("I build embeddings with sentence-transformers/all-MiniLM-L6-v2 and answer with "
            "meta-llama/Llama-2-13b-chat-hf on my 3090.\n" + oom)
-    assert diagnose_text(rag).category == "cuda_oom_phase_unstated"
+    assert diagnose_text(rag).category == "cuda_oom_load"  # a parameter count named: the load's sign (diagnose21c)
     encoder_only = "I build embeddings with sentence-transformers/all-MiniLM-L6-v2 on my 3090.\n" + oom
     assert diagnose_text(encoder_only).category == "cuda_oom_long_context"
 

@@ -154,7 +154,7 @@ def test_a_bare_assertion_error_with_no_allocation_is_not_memory():
 
 
 @pytest.mark.parametrize("log, expected", [
-    ("Qwen-7B OOM on a 24 GB card", "cuda_oom_phase_unstated"),
+    ("Qwen-7B OOM on a 24 GB card", "cuda_oom_load"),  # a parameter count named: the load's sign (diagnose21c)
     ("Failure to deploy the vision model due to OOM\n  File \"clip.py\", line 176, in forward", "cuda_oom_load"),
     ("the server tried to alloca more memory than the GPU has", "cuda_oom_phase_unstated"),
     ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()\n    trainer.fit()", "cuda_oom_long_context"),

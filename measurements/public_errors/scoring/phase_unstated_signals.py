@@ -14,7 +14,11 @@ user would read as training, fine-tuning or generation running — a script or c
 LoRA / PEFT / DreamBooth / GRPO / FSDP / DeepSpeed, loss, backward, an optimizer, a batch setting, generate( — and a
 text that is the error line and nothing else. phase.RUN reads most of these words already, so a text carrying them is
 answered the run before it can reach "phase not stated"; what is left here carries them 6 times at the load and once
-at the run.
+at the run. Session 21's diagnose21c added the "load words" group (after round 70 joined tuning: five of its eight
+phase-unstated misses were loads — a 65B GPTQ on one 24 GB card, a 33B in fp32 on one 80 GB GPU, a Mixtral deploy, an
+fp32 load on an A10, an exl2 34B on a T4): the model's size against the card's (a parameter count, a weight dtype,
+their product against the card's total, PyTorch's or named in prose), a need said in prose, the user's loading code
+(from_pretrained, load_in_*, device_map, torch_dtype) and a refused block the size of one whole weight tensor.
 Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/scoring/phase_unstated_signals.py
 """
 
@@ -47,6 +51,59 @@ def _ratio(figures: dict, top: str, bottom: str) -> float | None:
 
 def _between(value: float | None, low: float, high: float) -> bool:
     return value is not None and low <= value < high
+
+
+# diagnose21c's load words: a parameter count ("65B", "8x7b", "70 billion"; not "24GB"), a weight dtype, bytes per
+# parameter of that dtype (4-bit 0.5, 8-bit 1, 16-bit 2, fp32 4), a card's total named in prose or by a card whose
+# size has one value, and a need said in prose
+PARAMS = re.compile(r"(?<![\w.])(?:(\d+)x)?(\d{1,3}(?:\.\d)?)(?:b\b|\s*billion\b)", re.I)
+DTYPE = re.compile(r"\b(?:fp32|float32|fp16|float16|bf16|bfloat16|int8|8-?bit|int4|4-?bit|gptq|awq|exl2|\d(?:\.\d+)?\s*bpw)\b",
+                   re.I)
+BYTES_PER_PARAM = ((r"fp32|float32", 4.0), (r"fp16|float16|bf16|bfloat16", 2.0), (r"int8|8-?bit", 1.0),
+                   (r"int4|4-?bit|gptq|awq", 0.5))
+NEEDS = re.compile(r"\b(?:needs?|requires?|required)\s+(?:about\s+|~\s*)?\d+(?:\.\d+)?\s*G(?:i)?B", re.I)
+CARD_PROSE = re.compile(r"\b(\d+)\s*G(?:i)?B\s+(?:of\s+)?(?:v?ram|gpu|card|graphics)|(?:gpu|card|vram)\s+(?:has|with|of)\s+"
+                        r"(?:only\s+)?(\d+)\s*G(?:i)?B", re.I)
+CARDS_GIB = ((r"\bT4\b", 16), (r"\bA10G?\b", 24), (r"\b(?:RTX\s*)?(?:3090|4090)\b", 24), (r"\bV100\b", 16),
+             (r"\b(?:RTX\s*)?3060\b", 12), (r"\b(?:RTX\s*)?4080\b", 16), (r"\bL4\b", 24))
+
+
+def _card_named(text: str) -> float | None:
+    m = CARD_PROSE.search(text)
+    if m:
+        return float(m.group(1) or m.group(2)) * GIB
+    for pattern, gib in CARDS_GIB:
+        if re.search(pattern, text):
+            return float(gib * GIB)
+    return None
+
+
+def _weights_over_card(text: str, figures: dict, share: float) -> bool:
+    count, dtype = PARAMS.search(text), DTYPE.search(text)
+    card = figures.get("total_bytes") or _card_named(text)
+    if not (count and dtype and card):
+        return False
+    per = next((b for pattern, b in BYTES_PER_PARAM if re.search(pattern, dtype.group(0), re.I)), None)
+    if per is None:  # exl2's bits per weight: the figure itself
+        bpw = re.search(r"(\d(?:\.\d+)?)\s*bpw", text, re.I)
+        per = float(bpw.group(1)) / 8 if bpw else 0.5
+    params = float(count.group(2)) * 1e9 * (int(count.group(1)) if count.group(1) else 1)
+    return params * per >= share * card
+
+
+# one whole weight tensor of a common decoder's shape, at 2 or 4 bytes: hidden x hidden, hidden x ffn, vocab x hidden
+# (hidden / ffn / vocab sizes of Llama 1-3, Mistral / Mixtral, Qwen 1.5-2.5, GPT-2 / NeoX, Falcon as their config.json
+# files give them); PyTorch prints the ask to 2 decimals of a MiB, so a match is within 0.01 MiB
+HIDDEN = (2048, 2560, 3072, 3584, 4096, 5120, 6656, 7168, 8192)
+FFN = (5632, 8192, 11008, 13824, 14336, 17920, 18944, 22016, 27648, 28672, 29568)
+VOCAB = (32000, 32001, 32016, 32256, 32768, 50257, 50280, 65024, 128256, 151936, 152064)
+
+
+def _whole_weight_tensor(asked: float | None) -> bool:
+    if not asked:
+        return False
+    shapes = [h * h for h in HIDDEN] + [h * f for h in HIDDEN for f in FFN] + [v * h for v in VOCAB for h in HIDDEN]
+    return any(abs(asked - n * b) < 0.011 * MIB for n in shapes for b in (2, 4))
 
 
 # (group, signal, test over the record and diagnose's extracted figures)
@@ -125,6 +182,24 @@ SIGNALS: list[tuple[str, str, Callable[[dict, dict], bool]]] = [
         r"\btrain(?:ing|er|s)?\b|\btrain_\w+|\w+_train\b|fine-?tun|微调|\d\s*(?:it/s|s/it)\b|\d%\||\bepochs?\b"
         r"|\bsteps?\b|global_step|lora|\bpeft\b|dreambooth|\b(?:grpo|ppo|dpo|sft|rlhf|verl|trl)\b|\bfsdp\b|deepspeed"
         r"|\[?rank\d+\]?:|\bloss\b|backward|optimi[sz]er|generate\(|generate\.py")),
+    # session 21, diagnose21c (issue #18 point 4, after round 70's five load misses: a 65B GPTQ on one 24 GB card, a
+    # 33B in fp32 on one 80 GB GPU, a Mixtral deploy, an fp32 load on an A10, an exl2 34B on a T4): what the text
+    # itself carries that would say the weights do not fit — the model's size against the card's, the user's loading
+    # code, a refused block the size of one whole weight tensor
+    ("load words", "a parameter count in the text (7B, 65b, 8x7B, 1.5B, 70 billion; not 23085449216 B)", _words(PARAMS.pattern)),
+    ("load words", "a weight dtype named (fp32 / fp16 / bf16 / float32 / int8 / 4-bit / GPTQ / AWQ / exl2 / bpw)",
+     _words(DTYPE.pattern)),
+    ("load words", "weights alone (count x dtype) >= the card's total (PyTorch's or a card named)",
+     lambda r, f: _weights_over_card(r["text"], f, 1.0)),
+    ("load words", "weights alone >= half the card's total", lambda r, f: _weights_over_card(r["text"], f, 0.5)),
+    ("load words", "a card's size named in prose (24GB card, my GPU has 16 GB, T4 / A10 / 3090 ...)",
+     lambda r, f: _card_named(r["text"]) is not None),
+    ("load words", "a size said to be needed (needs 46GB, requires 80 GB)", _words(NEEDS.pattern)),
+    ("load words", "from_pretrained", _words(r"from_pretrained")),
+    ("load words", "load_in_4bit / load_in_8bit / device_map / torch_dtype (the user's loading code)",
+     _words(r"load_in_(?:4|8)bit|device_map|torch_dtype")),
+    ("load words", "Tried to allocate one whole weight tensor of a common shape (hidden^2, hidden x ffn, vocab x hidden)",
+     _figure(lambda f: _whole_weight_tensor(f.get("requested_bytes")))),
     ("frames", "the text is the error line and nothing else (<= 6 non-blank lines, no frame, no words above)",
      lambda r, f: len([x for x in r["text"].splitlines() if x.strip()]) <= 6
      and not re.search(r'File "|Traceback|\btrain|fine-?tun|epoch|\bsteps?\b|lora|loss|backward|generate|infer|batch',

@@ -65,6 +65,19 @@ FRAMEWORK_OOM_LINE = re.compile(r"PaddlePaddle|Cannot allocate [\d.]+\s*[KMG]?B 
 _BILLIONS_NAMED = re.compile(r"\b\d+(?:\.\d+)?b\b")
 
 
+# a model's parameter count said in the paste ("65B", "llama-2-7b", "8x7b", "1.5b", "70 billion"; not a byte figure
+# such as "23085449216 B" or "0.000000B"). Where an out-of-memory states no phase, it is the load's evidence by count
+# (session 21, diagnose21c; scoring/phase_unstated_signals.txt, its "load words"): of the 162 tuning texts answered
+# "phase not stated" after round 70 joined, 24 labelled the load carry one and none of the 43 labelled the run (the
+# base is 115 : 43, so ~9 runs were expected by chance) — the paste is about whether that model fits the card
+PARAMETER_COUNT = re.compile(r"(?<![\w.])(?:\d+x)?\d{1,3}(?:\.\d)?(?:b\b|\s*billion\b)")
+
+
+def names_parameter_count(low: str) -> bool:
+    """Whether the (lower-cased) line names a model's parameter count (PARAMETER_COUNT)."""
+    return "b" in low and PARAMETER_COUNT.search(low) is not None
+
+
 def named_encoder_weights(low: str) -> float | None:
     """The largest fp32 weights of a BERT-family encoder the line names, or None."""
     return ENCODER_MAX_WEIGHTS if ("bert" in low or "electra" in low or "mpnet" in low or "minilm" in low) \

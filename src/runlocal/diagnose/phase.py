@@ -41,6 +41,10 @@ LOAD = re.compile(
     r"|load_model|get_model\(|initialize_model|model_loader|modelloader|init_device|profile_run|_dummy_run"
     r"|_dummy_sampler_run|warming up|warmup|warm up|profiling|determine_num_available_blocks|determine_available_memory"
     r"|initialize_kv_cache|initialize_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|capture cuda graph"
+    # exllamav2's KV cache allocating its tensors as it is built (ExLlamaV2Cache*(model) -> cache.py's
+    # create_state_tensors), once, at start-up after the weights: the load by this module's definition (session 21,
+    # diagnose21c: scoring/round70_families.txt, 3 tuning texts, all labelled the load)
+    r"|create_state_tensors|exllamav2cache\w*\("
     r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading (?:the )?(?:model )?weights|load_tensors"
     r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device"
     # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's

@@ -277,8 +277,10 @@ repositories — collect68, rule first in 70144d7e, committed whole in 202efe3a)
 e1699ec2, committed whole in 9cd6d9ac), scored once together by the lead after diagnose21's tuning (38/43);
 diagnose21b moved both out of ``held_out/`` in session 21, before round 70 was added: they are tuning data. Round 70 (session 21;
 ``round70_pages.jsonl``, 27 Hugging Face model discussions, 11 memory failures and 16 look-alikes — collect70, rule
-first in 6e9ca636, committed whole in ba588440, one in-round duplicate dropped before scoring) is held out, scored once
-by the lead after diagnose21b's tuning (17/27 with the phase-neutral answer exact for no label).
+first in 6e9ca636, committed whole in ba588440, one in-round duplicate dropped before scoring), scored once by the lead
+after diagnose21b's tuning (17/27 with the phase-neutral answer exact for no label); diagnose21c moved it out of
+``held_out/`` in session 21, before round 71 was added: it is tuning data, and ``held_out/`` holds no round until the
+lead adds round 71 (collected into ``next/``, which this loader does not read).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
