@@ -1,7 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: none since diagnose21c's rotation, session 21, until the lead adds round 71;
+measurements/public_errors/held_out/: round 71, session 21 — 13 Hugging Face discussions, scored once by the lead after
+diagnose21c's tuning (FIRST_RUNS);
 rounds 1-70 are tuning data — round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures
 produced here, scored once by the lead), round 63 (38 more produced here, scored once by diagnose19b), rounds 64 and 65
 (39 public texts, collect64's threads found by the runtimes' own message strings and collect65's from trackers the
@@ -368,6 +369,11 @@ FIRST_RUNS = (
     # (diagnose21b): 17/27; counted as the load, as every row above was scored, 22/27 (81.5 %). 8 of the 10 misses are
     # PyTorch's out-of-memory line with no phase stated (5 labelled load, 3 run); tuning figure: the strict count
     ("round 70 (HF discussions 2)", "2026-11-27", 27, 17, 26, 0, 16, "2251/2443"),
+    # round 71 (session 21): Hugging Face discussions a third time (collect71, rule 22870bb3 first; 13 texts, 2 memory
+    # failures — the source is spent for memory failures), scored once by the lead after diagnose21c's tuning
+    # (scoring/round71_first_run.txt): 11/13 strict, 12/13 counted as the load; both misses an out-of-memory line with
+    # no phase stated
+    ("round 71 (HF discussions 3)", "2026-11-27", 13, 11, 13, 0, 11, "2295/2470"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -398,7 +404,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 64 (source strings)": (1, 5), "round 65 (thin projects)": (0, 8),
                     "round 66 (2026 memory)": (1, 2), "round 67 (seen-only threads)": (0, 1),
                     "round 68 (committed files)": (0, 5), "round 69 (HF discussions)": (0, 7),
-                    "round 70 (HF discussions 2)": (0, 11)}
+                    "round 70 (HF discussions 2)": (0, 11), "round 71 (HF discussions 3)": (0, 2)}
 
 # Until session 21 (diagnose21) the memory / not memory figure counted a look-alike answered `unknown` as a right "not
 # memory". The look-alikes each first run answered unknown, counted in its recorded output (scoring/roundN_first_run.txt,
