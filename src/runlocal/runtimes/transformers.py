@@ -47,6 +47,7 @@ from .transformers_versions import (
     accelerate_assumed,
     default_attention,
     device_map_shares,
+    sdpa_swapped,
     version_refusal,
 )
 
@@ -693,6 +694,7 @@ class Transformers:
             steps.insert(0, Step("attention implementation", self.class_attn(model)[1], self.attn(s, model),
                                  "modeling_utils.py _check_and_enable_sdpa / get_correct_attn_implementation"))
         sdpa_refused = (s.transformers.attn_implementation == "sdpa" and self.class_attn(model)[0] == "eager"
+                        and not sdpa_swapped(self.release_rules, model.family)
                         and (self.release_rules is None or self.release_rules.attn_default == "sdpa"))
         # the accelerate release whose headroom the plan took, where it decides it (transformers_versions.py)
         assumed = accelerate_assumed(self.release_rules, s.transformers.accelerate) \
