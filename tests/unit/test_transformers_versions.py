@@ -251,3 +251,12 @@ def test_gemma2_at_4_46_asked_sdpa_still_loads():
     assert asked.allocation.refusal is None and asked.verdict in ("fits", "tight")
     # 16 heads × 8,192² scores × 10 B (bf16, test_eager_by_default_prices_the_scores) = 10.0 GiB only by default
     assert default.allocation.devices[0].compute - asked.allocation.devices[0].compute > 16 * 8192**2 * 10 * 0.95
+
+
+def test_gpt_oss_eager_scores_in_f32_are_three_float32_copies():
+    """review21b #7: 5.23.0 modeling_gpt_oss.py :239 attn_weights, :249 the max-shifted combined_logits, :250
+    probs = softmax(…, dtype=combined_logits.dtype) — three tensors of one element per score each, no upcast. By
+    hand: f32 3 × 4 = 12 B, bf16 3 × 2 = 6 B per score."""
+    from runlocal.runtimes.transformers import EAGER_SCORE_BYTES_BY_TYPE
+
+    assert EAGER_SCORE_BYTES_BY_TYPE["gpt_oss"] == {"bf16": 3 * 2, "f16": 3 * 2, "f32": 3 * 4}
