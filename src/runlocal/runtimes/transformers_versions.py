@@ -58,7 +58,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .versions import nearest_read
+from .versions import nearest_read, release3
 from .versions import release_text as _text
 
 READ: tuple[tuple[int, ...], ...] = (
@@ -168,7 +168,7 @@ def transformers_rules(key: tuple[int, ...] | None, asked: str = "") -> Transfor
     awq = "runs" if release >= AWQ_NO_GPU_CHECK_FROM else "ipex" if release >= AWQ_IPEX_FROM else "refused"
     ct, ct_source = [(r, s) for first, r, s in CT_FP8_RULES if release >= first][-1]
     return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note,
-                             ct, ct_source, (key + (0, 0, 0))[:3] if key is not None else None)
+                             ct, ct_source, release3(key) if key is not None else None)
 
 
 def default_attention(rules: TransformersRules | None, model_type: str) -> tuple[str, str]:
