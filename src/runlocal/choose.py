@@ -647,6 +647,9 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         rate, rent_src = float(rent_usd_per_hour), {"provider": "given", "usd_per_gpu_hour": float(rent_usd_per_hour)}
     elif offers:
         rate, rent_src = offers[0]["usd_per_gpu_hour"], offers[0]
+        if rent_src.get("column"):      # a price read from a column its page heads otherwise (cloud_prices.json)
+            notes.append(f"rent price: {rent_src['provider']} {rate:g} USD/GPU-h for the {dev.name} is read from "
+                         f"{rent_src['column']}")
     else:
         rate, rent_src = None, None
         notes.append(f"{dev.name}: no cloud price in the table (set --rent-price)")
