@@ -1,7 +1,9 @@
 """Which model classes declare `_supports_sdpa = True`, by transformers release (runtimes/transformers_versions.py
 SDPA_BY_MODEL_TYPE). Reads the wheels in a folder (pip download transformers==X --no-deps -d DIR; sha256 in
 wheels.txt) without installing them and prints, per model_type given, S (declared True), e (not declared, or False:
-from_pretrained falls back to eager) or - (no such class in that release).
+from_pretrained falls back to eager), o (the file overrides the classmethod ``_check_and_enable_sdpa``, whatever it
+declares: read the override — Gemma 2 4.45.0 – 4.47.x swaps the default sdpa for eager there, review21b #1; falcon's
+forces sdpa) or - (no such class in that release).
 
 Usage: python measurements/transformers_versions/read_sdpa.py DIR llama mistral gemma2 gpt_oss …
 """
@@ -12,6 +14,11 @@ import zipfile
 from pathlib import Path
 
 TRUE = re.compile(r"^\s+_supports_sdpa\s*(?::\s*bool)?\s*=\s*True", re.M)
+OVERRIDE = re.compile(r"^\s+def _check_and_enable_sdpa\(", re.M)
+
+
+def mark(source: str) -> str:
+    return "o" if OVERRIDE.search(source) else "S" if TRUE.search(source) else "e"
 
 
 def main(folder: str, types: list[str]) -> None:
@@ -23,7 +30,7 @@ def main(folder: str, types: list[str]) -> None:
         for w in wheels:
             with zipfile.ZipFile(w) as z:
                 name = f"transformers/models/{t}/modeling_{t}.py"
-                row.append("-" if name not in z.namelist() else "S" if TRUE.search(z.read(name).decode()) else "e")
+                row.append("-" if name not in z.namelist() else mark(z.read(name).decode()))
         print(t.ljust(18) + " ".join(c.ljust(7) for c in row))
 
 

@@ -647,6 +647,7 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         rate, rent_src = float(rent_usd_per_hour), {"provider": "given", "usd_per_gpu_hour": float(rent_usd_per_hour)}
     elif offers:
         rate, rent_src = offers[0]["usd_per_gpu_hour"], offers[0]
+        notes += _column_note(dev.name, rent_src)
     else:
         rate, rent_src = None, None
         notes.append(f"{dev.name}: no cloud price in the table (set --rent-price)")
@@ -697,6 +698,12 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         "cheaper": cheaper,
         "notes": notes,
     }
+
+
+def _column_note(device_name: str, offer: dict[str, Any]) -> list[str]:
+    """The rent price read from a column its page heads otherwise (cloud_prices.json's ``column``), said; else []."""
+    return ([f"rent price: {offer['provider']} {offer['usd_per_gpu_hour']:g} USD/GPU-h for the {device_name} is "
+             f"read from {offer['column']}"] if offer.get("column") else [])
 
 
 def _cost_quant_note(model: ModelSpec, runtime: str, quant: str | None) -> list[str]:

@@ -71,8 +71,9 @@ def device_bandwidth_gbs(name: str) -> float | None:
 
 def fastest_cpu_memory() -> tuple[str, float]:
     """(id, GB/s) of the fastest CPU memory in the hardware catalog: the ceiling's bandwidth for a record taken on
-    "CPU" whose memory nobody named (12-channel DDR5-6400, 614.4 GB/s, today). A named or assumed plan memory is a
-    guess about the machine, the catalog's fastest is a bound on any machine: a CPU record above it is no CPU's."""
+    "CPU" whose memory nobody named (12-channel DDR5-6400, 614.4 GB/s, today). A plan's assumed memory (--gpu none,
+    or a bare cpu with a size: DDR5-5600, no Target bandwidth) is a guess about the machine, the catalog's fastest is
+    a bound on any machine: a CPU record above it is no CPU's."""
     from .hardware.catalog import load_devices
 
     best = max((d for d in load_devices() if d.kind == "cpu"), key=lambda d: d.bandwidth_gbs)
@@ -121,7 +122,9 @@ def _model_names(plan: Plan) -> set[str]:
 
 
 def _plan_ceiling(plan: Plan, record: dict[str, Any]) -> float | None:
-    """decode_ceiling for the plan's weights on the record's device, times the plan's devices of that kind."""
+    """decode_ceiling for the plan's weights on the record's device, times the plan's devices of that kind; a "CPU"
+    record by the RAM the plan names (a CPU Target with a bandwidth: hardware/targets.py leaves an assumed one
+    None), else by the fastest CPU memory."""
     from .hardware.token_work import read_fraction
 
     key = device_key(record.get("device") or "")

@@ -283,7 +283,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     _check_settings(settings)
     runtime = runtime or get_runtime(settings.runtime)
     asked_quant = settings.quant
-    settings, lead_steps = with_default_quant(model, settings, tuple(t.name for t in targets if t.kind != "cpu"))
+    settings, lead_steps = with_default_quant(model, settings, tuple(t.name for t in targets if t.kind != "cpu"),
+                                              getattr(runtime, "version", None))
     asked, rules = runtime_rules(runtime)
     lead_steps = (Step("runtime version", rules, asked, "runtimes/versions.py"), *lead_steps)
     quick = quick_plan(model, settings, targets, runtime=runtime)

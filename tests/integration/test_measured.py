@@ -196,3 +196,19 @@ def test_a_plan_using_a_record_says_which_record_when_and_where():
     out = apply_measurements(_plan(), [{**RECORD, "id": 7, "measured_at": "2026-11-27T12:00:00"}])
     line = speed_phrase(out)
     assert "id 7" in line and "2026-11-27" in line and "NVIDIA GeForce RTX 4090" in line
+
+
+def test_a_cpu_record_is_not_bounded_by_an_assumed_ram():
+    """review21b #10 (review §11): `--gpu cpu-32gb` names a size, not a memory — the DDR5-5600 it plans is the guess
+    --gpu none makes — so a CPU record is bounded by any CPU's memory there, as with --gpu none; `--gpu ddr5-5600-32gb`
+    names the memory. By hand: 2 × (2 × 8 B × 5,600 MT/s = 89.6 GB/s) / 5.02 GB = 35.7 tokens/s at most on the named
+    DDR5-5600, so 40 tokens/s is no run of that machine, but is within the fastest catalog CPU's 614.4 GB/s bound."""
+    from runlocal.measured import apply_measurements
+
+    hand_bound = 2 * 2 * 8 * 5600e6 / QWEN3_8B_Q4_K_M_BYTES
+    assert 35 < hand_bound < 36
+    record = {**CPU_RECORD, "id": 3, "decode_tokens_per_s": 40.0, "prefill_tokens_per_s": 80.0}
+    named = _cpu_plan("ddr5-5600-32gb")
+    assert apply_measurements(named, [record]) is named
+    for assumed in ("cpu-32gb", "none 32gb"):
+        assert apply_measurements(_cpu_plan(assumed), [record]).measured["ids"] == [3]

@@ -45,3 +45,19 @@ def test_the_cards_the_serverless_rate_stood_in_for_are_priced_as_pods(device):
     assert cheapest["usd_per_gpu_hour"] == DEPLOYBASE_FIRST_COLUMN[device]
     # the older, slower 3090 rents for less than the 4090, on the same page and tier
     assert rent_offers("rtx-3090")[0]["usd_per_gpu_hour"] < rent_offers("rtx-4090")[0]["usd_per_gpu_hour"]
+
+
+@pytest.mark.parametrize("device, count", [("rtx-3090", 2), ("l4", 1), ("l40", 1)])
+def test_cost_says_the_price_is_read_from_a_spot_headed_column(device, count):
+    """review21b #7 (review §6): the three rows that no silybench row cross-checks come from the column deploybase
+    heads "Spot/hr" (the transcription above); `cost` says so beside the price, naming the 8-GPU match, not only
+    the JSON's note. A row silybench lists (RTX 4090) prints no such note."""
+    from runlocal.choose import cost
+    from runlocal.hardware.catalog import find_device
+    from runlocal.model import catalog
+
+    model = catalog.lookup("qwen3-8b")
+    said = [n for n in cost(model, find_device(device), count)["notes"] if n.startswith("rent price:")]
+    assert len(said) == 1 and f"{DEPLOYBASE_FIRST_COLUMN[device]:g} USD/GPU-h" in said[0]
+    assert "Spot/hr" in said[0] and "to the cent" in said[0]
+    assert not any(n.startswith("rent price:") for n in cost(model, find_device("rtx-4090"))["notes"])

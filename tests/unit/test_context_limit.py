@@ -3,10 +3,15 @@ worked by hand from the engines' own source, quoted."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
+
 import pytest
 
 from runlocal.check import CheckRequest, check
 from runlocal.model import catalog
+from runlocal.runtimes import context_limit
 from runlocal.runtimes.context_limit import (
     sglang_context_refusal,
     sglang_derived_context_length,
@@ -14,12 +19,16 @@ from runlocal.runtimes.context_limit import (
     vllm_derived_max_model_len,
 )
 
-# vllm/config/model.py _get_and_verify_max_len:
+# vllm/config/model.py _get_and_verify_max_len, 0.17.1 – 0.25.0 (0.25.0 :2211-2219):
 #     if rope_type not in ("su", "longrope", "llama3"):
 #         scaling_factor = rp.get("factor", scaling_factor)
 #         if rope_type == "yarn":
 #             derived_max_model_len = rp["original_max_position_embeddings"]
 #     derived_max_model_len *= scaling_factor
+# 0.33.0 (:2610-2621): `if rope_type not in ("su", "longrope", "llama3", "yarn", "deepseek_yarn",
+# "deepseek_llama_scaling"): scaling_factor = rp.get("factor", …)`, no reset to original — "YaRN variants leave
+# max_position_embeddings already scaled". For the yarn rows below both give the same length (original × factor =
+# max_position_embeddings in their config.json).
 # sglang hf_transformers_utils.get_context_length:
 #     rope_scaling_factor = rope_scaling.get("factor", 1)
 #     if "original_max_position_embeddings" in rope_scaling: rope_scaling_factor = 1
@@ -67,3 +76,54 @@ def test_past_the_derived_length_the_plan_is_the_engines_refusal_and_no_gpu_coun
 def test_within_the_derived_length_nothing_changes():
     plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime="vllm", ctx=32768, quant="awq"))
     assert plan.verdict in ("fits", "tight") and plan.allocation.refusal is None
+
+
+# review21b #2: the default context is the model's own, passed explicitly; a note names the engine's own default.
+# By hand from config.json: LLaMA-2-7B-32K max_position_embeddings 32,768, rope_scaling {"type": "linear", "factor":
+# 8.0} → vLLM derives 32,768 × 8 = 262,144; deepseek-coder-1.3b-instruct 16,384, {"rope_type": "linear", "factor":
+# 4.0} → SGLang derives 16,384 × 4 = 65,536. At fdc2258b (before the derived length became the default) the plans
+# started at 32,768 and 16,384, with --max-model-len 32768 / --context-length 16384.
+@pytest.mark.parametrize("name, gpu, runtime, flag, trained, engine_default", [
+    ("llama-2-7b-32k", "a100-80gb", "vllm", "--max-model-len", 32768, 262144),
+    ("deepseek-coder-1.3b", "rtx-4090", "sglang", "--context-length", 16384, 65536),
+])
+def test_the_default_context_is_the_models_own_and_the_engines_is_named(name, gpu, runtime, flag, trained,
+                                                                         engine_default):
+    plan, _ = check(CheckRequest(model=name, gpu=gpu, runtime=runtime))
+    assert plan.settings.ctx == trained and plan.verdict in ("fits", "tight")
+    assert f"{flag} {trained}" in plan.command
+    note = next(a for a in plan.allocation.assumptions if "set explicitly" in a)
+    assert f"{flag} {trained:,} set explicitly" in note and f"would start at {engine_default:,}" in note
+    asked, _ = check(CheckRequest(model=name, gpu=gpu, runtime=runtime, ctx=trained))
+    assert not any("set explicitly" in a for a in asked.allocation.assumptions)     # the user's own --ctx: no note
+
+
+# review21b #3: Qwen3-8B's model card stretches it with rope_scaling {"rope_type": "yarn", "factor": 4.0,
+# "original_max_position_embeddings": 32768} over config.json's max_position_embeddings 40,960. By hand:
+# vLLM 0.25.0: derived = original 32,768, × factor 4 = 131,072; 0.33.0: yarn is excluded, derived = 40,960.
+QWEN3_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+
+
+def test_vllm_derives_a_yarn_length_by_release(monkeypatch):
+    monkeypatch.setattr(context_limit, "_rope_scaling", lambda model: QWEN3_YARN)
+    model = catalog.lookup("qwen3-8b")
+    assert vllm_derived_max_model_len(model, (0, 25, 0)) == 131072
+    assert vllm_derived_max_model_len(model, (0, 33, 0)) == 40960
+    assert vllm_derived_max_model_len(model) == 40960                  # None: the current release (0.33.0)
+    assert vllm_context_refusal(model, 65536, (0, 25, 0)) is None
+    assert "derived max_model_len (max_position_embeddings=40960" in (vllm_context_refusal(model, 65536) or "")
+
+
+@pytest.mark.parametrize("release", [(0, 25, 0), (0, 33, 0)])
+def test_the_yarn_stretch_the_refusal_offers_is_accepted_by_that_release(monkeypatch, release):
+    """Apply the printed --hf-overrides to config.json (hf_overrides sets its keys on the config) and ask the same
+    release again: 65,536 within 40,960 × 2 = 81,920 must now be accepted."""
+    model = catalog.lookup("qwen3-8b")
+    monkeypatch.setattr(context_limit, "_rope_scaling", lambda m: {})
+    words = vllm_context_refusal(model, 65536, release) or ""
+    override = json.loads(re.search(r"--hf-overrides '([^']*)'", words).group(1))
+    assert override["rope_scaling"] == {"rope_type": "yarn", "factor": 2, "original_max_position_embeddings": 40960}
+    stretched = dataclasses.replace(model, max_position_embeddings=override.get("max_position_embeddings", 40960))
+    monkeypatch.setattr(context_limit, "_rope_scaling", lambda m: override["rope_scaling"])
+    assert vllm_derived_max_model_len(stretched, release) == 81920
+    assert vllm_context_refusal(stretched, 65536, release) is None

@@ -184,6 +184,11 @@ def test_the_plan_names_the_accelerate_release_it_assumed():
     ("gpt_neox", "4.42.0", "sdpa"),     # 4.42.0 :83
     ("phi3", "4.44.0", "eager"),        # 4.44.0 modeling_phi3.py:844 `_supports_sdpa = False`
     ("phi3", "4.45.0", "sdpa"),         # 4.45.0 :846
+    ("gemma2", "4.44.0", "sdpa"),       # 4.44.0 modeling_gemma2.py:647 `_supports_sdpa = True`, no override
+    # 4.46.0 :610 `_supports_sdpa = True`, but :627-638 `def _check_and_enable_sdpa(cls, config, hard_check_only=False)`
+    # … "# if using the default path -> swap sdpa by eager" (review21b #1; the same override at 4.45.0 :678, 4.47.0 :553)
+    ("gemma2", "4.46.0", "eager"),
+    ("gemma2", "4.48.0", "sdpa"),       # 4.48.0 :412 `_supports_sdpa = True`, the override gone
     ("gemma2", "5.20.0", "sdpa"),       # 5.20.0 modeling_gemma2.py:352 `_supports_sdpa = True`
     ("gemma2", "5.21.0", "eager"),      # 5.21.0 :352 `_supports_sdpa = False  # sdpa does not support softcapping`
     ("gemma2", "5.23.0", "eager"),
@@ -235,3 +240,23 @@ def test_eager_by_default_prices_the_scores():
     assert _tf_plan("gemma-2-9b", "transformers==5.20.0", attn="sdpa").allocation.refusal is None
     # Llama unchanged: SDPA, no scores
     assert _step(_tf_plan("llama-3.1-8b", "transformers"), "attention implementation").value == "sdpa"
+
+
+def test_gemma2_at_4_46_asked_sdpa_still_loads():
+    """review21b #1: 4.46.0 modeling_gemma2.py:627-638 swaps sdpa for eager only `if not hard_check_only`, the default
+    path; an asked attn_implementation="sdpa" passes the base class's hard check (the class declares
+    `_supports_sdpa = True`, :610), so the plan is SDPA's, not the "does not support" refusal."""
+    default = _tf_plan("gemma-2-9b", "transformers==4.46.0")
+    asked = _tf_plan("gemma-2-9b", "transformers==4.46.0", attn="sdpa")
+    assert asked.allocation.refusal is None and asked.verdict in ("fits", "tight")
+    # 16 heads × 8,192² scores × 10 B (bf16, test_eager_by_default_prices_the_scores) = 10.0 GiB only by default
+    assert default.allocation.devices[0].compute - asked.allocation.devices[0].compute > 16 * 8192**2 * 10 * 0.95
+
+
+def test_gpt_oss_eager_scores_in_f32_are_three_float32_copies():
+    """review21b #7: 5.23.0 modeling_gpt_oss.py :239 attn_weights, :249 the max-shifted combined_logits, :250
+    probs = softmax(…, dtype=combined_logits.dtype) — three tensors of one element per score each, no upcast. By
+    hand: f32 3 × 4 = 12 B, bf16 3 × 2 = 6 B per score."""
+    from runlocal.runtimes.transformers import EAGER_SCORE_BYTES_BY_TYPE
+
+    assert EAGER_SCORE_BYTES_BY_TYPE["gpt_oss"] == {"bf16": 3 * 2, "f16": 3 * 2, "f32": 3 * 4}

@@ -7,6 +7,8 @@ rocm." (0.33.0 platforms/interface.py:1160). The RX 7900 XTX is gfx1100, the MI2
 
 from __future__ import annotations
 
+import pytest
+
 from runlocal.check import CheckRequest, check
 from runlocal.runtimes.published import kernel_check
 
@@ -68,8 +70,8 @@ def test_fp8_compute_by_target_and_release():
     assert "W8A16" in kernel_check("fp8", "NVIDIA GeForce RTX 3090")[1]
 
 
-def hint(model: str, gpu: str) -> str:
-    p = check(CheckRequest(model=model, gpu=gpu, runtime="vllm", use_measurements=False))[0]
+def hint(model: str, gpu: str, runtime: str = "vllm") -> str:
+    p = check(CheckRequest(model=model, gpu=gpu, runtime=runtime, use_measurements=False))[0]
     return next(st.formula for st in p.steps if st.label == "checkpoint")
 
 
@@ -80,9 +82,40 @@ def test_quant_hint_offers_what_the_card_loads():
     NVIDIA, vLLM's own minimum capabilities: awq.py AWQConfig.get_min_capability 75, fp8.py Fp8Config 75 (W8A16
     Marlin), marlin_utils_fp4.py is_fp4_marlin_supported 80 — a V100 (7.0) gets none of fp8 / awq / nvfp4, a T4 (7.5)
     fp8 and awq but not nvfp4, an RTX 4090 (8.9) all four."""
-    assert hint("llama-3.1-8b", "7900xtx").endswith("--quant fp8, awq or gptq plans one")
+    assert hint("llama-3.1-8b", "7900xtx").endswith(EMULATED)
     assert hint("llama-3.1-8b", "4090").endswith("--quant fp8, awq, gptq or nvfp4 plans one")
     assert hint("llama-3.1-8b", "t4").endswith("--quant fp8, awq or gptq plans one")
     assert hint("llama-3.1-8b", "v100").endswith("--quant gptq plans one")
     # a unified-memory AMD chip is an AMD GPU too (Radeon 8060S, gfx1151)
-    assert hint("llama-3.1-8b", "ryzen-ai-max-395-128gb").endswith("--quant fp8, awq or gptq plans one")
+    assert hint("llama-3.1-8b", "ryzen-ai-max-395-128gb").endswith(EMULATED)
+
+
+EMULATED_WORD = "nvfp4 (emulated on ROCm: dequantized to bf16 at each matmul, slower)"
+EMULATED = f"--quant fp8, awq, gptq or {EMULATED_WORD} plans one"
+
+
+@pytest.mark.parametrize("release, words", [
+    # Qwen3-8B's published checkpoints: Qwen/Qwen3-8B-FP8 (quant_method fp8), AWQ (awq), ModelOpt NVFP4
+    # (modelopt_fp4); gptq made at home (gptq). By ROCM_QUANT's sources, read in each release: gptq always (0.4.1
+    # config.py:128); fp8 from 0.5.5 (0.5.4
+    # config.py:210 lacks it, 0.5.5 :267 lists it); awq from 0.6.0 (0.5.5 :267 lacks it, 0.6.0 :278 lists it);
+    # ModelOpt NVFP4 (modelopt_fp4) from 0.20.0 (0.19.1 platforms/rocm.py:356 lacks it, 0.20.0 :406 lists it)
+    ("0.5.0", ["gptq"]),
+    ("0.5.5", ["fp8", "gptq"]),
+    ("0.6.0", ["fp8", "awq", "gptq"]),
+    ("0.19.1", ["fp8", "awq", "gptq"]),
+    ("0.20.0", ["fp8", "awq", "gptq", EMULATED_WORD]),
+])
+def test_quant_hint_on_rocm_follows_the_release(release, words):
+    """review21b #4: the hint offered fp8 / awq under releases that refuse them on ROCm, and never nvfp4, which
+    0.20.0 on accepts (emulated)."""
+    from runlocal.model import catalog
+    from runlocal.weights import hint_quants
+
+    assert hint_quants(catalog.lookup("qwen3-8b"), "vllm", (XTX,), release) == words
+
+
+def test_the_plan_passes_its_release_to_the_hint():
+    """Llama-3.1-8B under 0.5.0 on gfx1100: its FP8 checkpoint is compressed-tensors (from 0.6.2), AWQ from 0.6.0,
+    so only gptq is offered (the hint once offered all four at every release)."""
+    assert hint("llama-3.1-8b", "7900xtx", "vllm==0.5.0").endswith("--quant gptq plans one")

@@ -302,6 +302,16 @@ _BARE_CPU = ("cpu", "none", "cpuonly")
 DEFAULT_CPU_ID = "cpu-ddr5-5600-2ch"
 
 
+def names_bare_cpu(spec: str) -> bool:
+    """Whether a --gpu spec's CPU memory is a bare cpu / none with a size ("cpu-32gb", "rtx-4090,none 64gb"): a size
+    is named, the memory is DEFAULT_CPU_ID's assumption, as for --gpu none."""
+    for item in spec.lower().split(","):
+        m = _MEM_TOKEN.search(item)
+        if m and normalize_name(item[: m.start()] + " " + item[m.end():]) in _BARE_CPU:
+            return True
+    return False
+
+
 def _cpu_with_ram(rest: str, size: float, idx: _Index) -> Device | None:
     """The CPU memory system a sized name means, with ``size`` GiB of RAM; None when the name is no CPU system."""
     if rest in _BARE_CPU:

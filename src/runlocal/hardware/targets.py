@@ -6,7 +6,7 @@ from ..errors import InputError
 from ..request import parse_ram
 from ..runtimes import Target
 from ..units import parse_sizes
-from .catalog import DEFAULT_UNIFIED_SHARE, Device
+from .catalog import DEFAULT_UNIFIED_SHARE, Device, names_bare_cpu
 from .unified_memory import LINUX_TTM_DEFAULT, UNIFIED_HOST
 
 DEFAULT_RAM = 32 * 1024**3
@@ -70,7 +70,11 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                 if host is not None:
                     raise InputError(f"gpu: name one CPU memory system, not several ('{host.name}' and '{dev.name}')")
                 size = ram_bytes or dev.memory_bytes
-                host = Target(f"CPU RAM ({dev.name.removeprefix('CPU, ')})", "cpu", size, dev.bandwidth_gbs, size)
+                # a bare cpu / none with a size names no memory: its bandwidth is --gpu none's assumption (None here,
+                # DEFAULT_RAM_BANDWIDTH_GBS in the speed model), not a fact measured.py may bound a record by
+                assumed = names_bare_cpu(gpu)
+                host = Target(f"CPU RAM ({dev.name.removeprefix('CPU, ')})", "cpu", size,
+                              None if assumed else dev.bandwidth_gbs, size)
                 notes.append(f"{dev.name}: a CPU run on {size / 2**30:.0f} GiB of RAM at "
                              f"{dev.bandwidth_gbs:g} GB/s" + ("" if ram_bytes else " (set --ram for another size)")
                              + (f"; {CPU_SIZE_RULE}" if not ram_bytes and _sized(dev) else ""))

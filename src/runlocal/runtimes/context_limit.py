@@ -6,11 +6,21 @@ trained at 40,960, was printed as a command that runs). llama.cpp and Ollama war
 
 vLLM (vllm/config/model.py ``_get_and_verify_max_len``; vllm/config.py before the split): the smallest of the length
 keys (max_position_embeddings, n_positions, max_seq_len, seq_length, model_max_length, …); then, where config.json
-has rope_scaling whose rope_type is not su / longrope / llama3 and the model is not Gemma 3 ("already scaled by RoPE
-scaling"), ``derived = original_max_position_embeddings`` for yarn, and ``derived *= factor`` (1.0 where none).
+has rope_scaling and the model is not Gemma 3 ("already scaled by RoPE scaling"), by release:
+- to 0.25.0 (0.25.0 :2211-2219; 0.17.1–0.22.0 alike): rope_type not su / longrope / llama3 → ``derived *= factor``
+  (1.0 where none), after ``derived = original_max_position_embeddings`` for rope_type "yarn" alone;
+- 0.33.0 (:2610-2621, vLLM PR #56446, merged 2026-09-11): yarn, deepseek_yarn and deepseek_llama_scaling join the
+  exclusions — "YaRN variants leave max_position_embeddings already scaled … so `factor` must not be applied to it
+  again" — so a yarn rope leaves max_position_embeddings. 0.26–0.32 are not read: planned by the older rule
+  (YARN_KEPT_FROM). The two agree wherever original × factor = max_position_embeddings (every yarn model in the
+  catalog); they part where a user's override stretches the rope, so the YaRN stretch this module prints sets
+  max_position_embeddings too from 0.33.0.
 Past it: ``ValueError: User-specified max_model_len (N) is greater than the derived max_model_len (key=D or
 model_max_length=None in model's config.json). … To allow overriding this maximum, set the env var
-VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.`` Without --max-model-len the derived length is the default.
+VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.`` Without --max-model-len the derived length is the default; the plan's default
+is the model's own context (max_position_embeddings) instead, passed explicitly, since a linear rope_scaling factor
+over a max_position_embeddings that already includes the stretch (LLaMA-2-7B-32K: 4,096 × 8 = 32,768, ×8 again =
+262,144) would start the engine far past the trained length (review21b #2; ``*_default_note`` says so).
 
 SGLang (python/sglang/srt/configs/model_config.py ``_derive_context_length``; hf_transformers_utils.py
 ``get_context_length``): the first of max_sequence_length, seq_length, max_seq_len, model_max_length,
@@ -29,6 +39,13 @@ import json
 from typing import Any
 
 from ..model.spec import ModelSpec
+from .versions import VLLM_READ, release3
+
+# the first vLLM release read whose derived length leaves a YaRN rope's max_position_embeddings unmultiplied
+# (0.33.0 config/model.py:2610-2621; 0.25.0 :2211-2219 still resets yarn to original × factor)
+YARN_KEPT_FROM = (0, 33, 0)
+_VLLM_UNSCALED = ("su", "longrope", "llama3")
+_VLLM_YARN_KINDS = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
 
 
 def _rope_scaling(model: ModelSpec) -> dict[str, Any]:
@@ -47,14 +64,25 @@ def _rope_type(rope: dict[str, Any]) -> str | None:
     return str(kind) if kind else None
 
 
-def vllm_derived_max_model_len(model: ModelSpec) -> int | None:
-    """vLLM's derived max_model_len (module docstring); None where config.json states no length."""
+def _yarn_kept(release: tuple[int, ...] | None) -> bool:
+    """Whether this vLLM release (None: the current one) leaves a YaRN rope's max_position_embeddings as it is."""
+    return release3(release or VLLM_READ[1]) >= YARN_KEPT_FROM
+
+
+def vllm_derived_max_model_len(model: ModelSpec, release: tuple[int, ...] | None = None) -> int | None:
+    """vLLM's derived max_model_len at this release (None: the current one; module docstring); None where config.json
+    states no length."""
     derived: float | None = model.max_position_embeddings
     if not derived:
         return None
     rope = _rope_scaling(model)
     kind = _rope_type(rope)
-    if kind and "gemma3" not in model.family and kind not in ("su", "longrope", "llama3"):
+    if not kind or "gemma3" in model.family:
+        return int(derived)
+    if _yarn_kept(release):
+        if kind not in _VLLM_UNSCALED + _VLLM_YARN_KINDS:
+            derived = derived * float(rope.get("factor") or 1.0)
+    elif kind not in _VLLM_UNSCALED:
         if kind == "yarn" and rope.get("original_max_position_embeddings"):
             derived = float(rope["original_max_position_embeddings"])
         derived = derived * float(rope.get("factor") or 1.0)
@@ -72,25 +100,50 @@ def sglang_derived_context_length(model: ModelSpec) -> int | None:
     return int(factor * model.max_position_embeddings)
 
 
-def _yarn_way(model: ModelSpec, ctx: int, flag: str) -> str:
-    """The override that stretches positions far enough (the same YaRN runtimes/published.py's warning gives)."""
+def _yarn_way(model: ModelSpec, ctx: int, flag: str, set_length: bool = False) -> str:
+    """The override that stretches positions far enough (the same YaRN runtimes/published.py's warning gives);
+    ``set_length``: max_position_embeddings raised to ctx too (vLLM from YARN_KEPT_FROM, which derives a YaRN
+    model's length from max_position_embeddings alone)."""
     trained = model.max_position_embeddings or ctx
     factor = -(-ctx // trained)
-    override = json.dumps({"rope_scaling": {"rope_type": "yarn", "factor": factor,
-                                            "original_max_position_embeddings": trained}})
-    return f"{flag} '{override}' (YaRN ×{factor}: {trained:,} × {factor} = {trained * factor:,} tokens)"
+    override: dict[str, Any] = {"rope_scaling": {"rope_type": "yarn", "factor": factor,
+                                                 "original_max_position_embeddings": trained}}
+    if set_length:
+        override["max_position_embeddings"] = trained * factor
+    return f"{flag} '{json.dumps(override)}' (YaRN ×{factor}: {trained:,} × {factor} = {trained * factor:,} tokens)"
 
 
-def vllm_context_refusal(model: ModelSpec, ctx: int | None) -> str | None:
-    """vLLM's start-up refusal for a --max-model-len past its derived length; None within it."""
-    derived = vllm_derived_max_model_len(model)
+def _default_note(model: ModelSpec, derived: int | None, flag: str, engine: str) -> str | None:
+    trained = model.max_position_embeddings
+    if not derived or not trained or derived == trained:
+        return None
+    rope = _rope_scaling(model)
+    return (f"{flag} {trained:,} set explicitly: the model's own context (max_position_embeddings); {engine} "
+            f"without it would start at {derived:,}, its length derived from config.json's rope_scaling "
+            f"({_rope_type(rope)}, factor {rope.get('factor')}), {derived / trained:g}× the positions the config "
+            f"states")
+
+
+def vllm_default_note(model: ModelSpec, release: tuple[int, ...] | None = None) -> str | None:
+    """Why the command sets --max-model-len where vLLM's own default differs (module docstring); None elsewhere."""
+    return _default_note(model, vllm_derived_max_model_len(model, release), "--max-model-len", "vLLM")
+
+
+def sglang_default_note(model: ModelSpec) -> str | None:
+    """Why the command sets --context-length where SGLang's own default differs; None elsewhere."""
+    return _default_note(model, sglang_derived_context_length(model), "--context-length", "SGLang")
+
+
+def vllm_context_refusal(model: ModelSpec, ctx: int | None, release: tuple[int, ...] | None = None) -> str | None:
+    """vLLM's start-up refusal for a --max-model-len past its derived length at this release; None within it."""
+    derived = vllm_derived_max_model_len(model, release)
     if not ctx or not derived or ctx <= derived:
         return None
     return (f"vLLM refuses to start: \"User-specified max_model_len ({ctx}) is greater than the derived max_model_len "
             f"(max_position_embeddings={derived} or model_max_length=None in model's config.json). … To allow "
             f"overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\" (vllm/config/model.py "
             f"_get_and_verify_max_len). No number of GPUs changes it: lower --max-model-len to {derived:,}, or "
-            f"stretch the positions with {_yarn_way(model, ctx, '--hf-overrides')}, or set "
+            f"stretch the positions with {_yarn_way(model, ctx, '--hf-overrides', _yarn_kept(release))}, or set "
             f"VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (past the trained positions RoPE gives nan, vLLM warns)")
 
 

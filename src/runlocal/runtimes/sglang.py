@@ -38,7 +38,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .context_limit import sglang_context_refusal, sglang_derived_context_length
+from .context_limit import sglang_context_refusal, sglang_default_note
 from .published import gpu_gfx_target, kernel_check, serve_path
 from .sglang_versions import LLAMA2_PREFILL_CAP, SGLangRules, old_fraction, sglang_rules, tier_defaults
 from .tensor_parallel import head_split_refusal
@@ -471,7 +471,8 @@ class SGLang:
         chunked = settings.sglang.chunked_prefill_size or (self._tiers(gpu_mem, tp)[0] if gpu_mem else 4096)
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
-        ctx = settings.ctx or sglang_derived_context_length(model) or 4096     # --context-length: config.json's
+        # --context-length: the model's own context, passed explicitly (context_limit.sglang_default_note)
+        ctx = settings.ctx or model.max_position_embeddings or 4096
         if frac is None:
             # the command passes --context-length ctx and --model-path, so a release that clamps its prefill graphs
             # to either does
@@ -519,6 +520,7 @@ class SGLang:
                           refusal=refusal, compromise=compromise,
                           steps=tuple(_explain(model, weights, s, settings, budget, pool, outside)),
                           assumptions=(*([compromise] if compromise else []),
+                                       *([] if settings.ctx or not (note := sglang_default_note(model)) else [note]),
                                        *_assumptions(model, s, budget, pool, host is not None and bool(gpus))))
 
     def _budget(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target],

@@ -47,6 +47,7 @@ from .transformers_versions import (
     accelerate_assumed,
     default_attention,
     device_map_shares,
+    sdpa_swapped,
     version_refusal,
 )
 
@@ -78,10 +79,13 @@ SDPA_UNSUPPORTED = ("the '{family}' model class \"does not support an attention 
 # fp16: scores (2) + float32 result (4) + the fp16 cast of it (2) once softmax returns; fp32: toType is a no-op,
 # scores (4) + result (4). (matmul × scaling and + mask hold two dtype-sized copies: never more than these.)
 EAGER_SCORE_BYTES = {"bf16": 10, "f16": 8, "f32": 8}
-# gpt-oss's own eager_attention_forward (5.23.0 models/gpt_oss/modeling_gpt_oss.py:237-255; eager is its default,
+# gpt-oss's own eager_attention_forward (5.23.0 models/gpt_oss/modeling_gpt_oss.py:227-255; eager is its default,
 # transformers_versions.SDPA_BY_MODEL_TYPE) softmaxes in the model dtype after torch.cat([attn_weights, sinks]): alive
-# at once are attn_weights, combined_logits (the max-shifted copy while the unshifted one is released) and probs,
-# each one dtype-sized element per score (the sink column aside); `scores = probs[..., :-1]` is a view.
+# at once are attn_weights (:239), combined_logits (:244, then :249 its max-shifted copy while the unshifted one is
+# released) and probs (:250 `F.softmax(combined_logits, dim=-1, dtype=combined_logits.dtype)`), each one dtype-sized
+# element per score (the sink column aside); `scores = probs[..., :-1]` (:251) is a view. So 3 × the element size:
+# bf16 / f16 3 × 2 = 6 B; f32 3 × 4 = 12 B (softmax's dtype is the input's own, float32: SoftMax.cpp's toType is a
+# no-op and _softmax writes the one float32 output — no upcast copy, unlike EAGER_SCORE_BYTES' bf16 row).
 EAGER_SCORE_BYTES_BY_TYPE = {"gpt_oss": {"bf16": 6, "f16": 6, "f32": 12}}
 # What each quantizer's validate_environment does without a GPU (read in the 5.23.0 wheel): AWQ loads through
 # gptqmodel, whose torch AWQ kernel (AwqTorchLinear, gptqmodel 7.7.0) runs on any device — no GPU check (the
@@ -693,6 +697,7 @@ class Transformers:
             steps.insert(0, Step("attention implementation", self.class_attn(model)[1], self.attn(s, model),
                                  "modeling_utils.py _check_and_enable_sdpa / get_correct_attn_implementation"))
         sdpa_refused = (s.transformers.attn_implementation == "sdpa" and self.class_attn(model)[0] == "eager"
+                        and not sdpa_swapped(self.release_rules, model.family)
                         and (self.release_rules is None or self.release_rules.attn_default == "sdpa"))
         # the accelerate release whose headroom the plan took, where it decides it (transformers_versions.py)
         assumed = accelerate_assumed(self.release_rules, s.transformers.accelerate) \

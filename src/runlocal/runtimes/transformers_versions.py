@@ -9,8 +9,11 @@ release):
   "sdpa"`; 5.23.0 :1846-1879 get_correct_attn_implementation: "Sdpa is the default, so we try it and fallback to eager
   otherwise"). Which classes declare it, by release (SDPA_BY_MODEL_TYPE), read in models/<type>/modeling_<type>.py of
   every minor release 4.36.0 – 4.57.0, 5.0.0 and 5.23.0 (and 5.6 – 5.24 for gemma2): Mistral / Mixtral from 4.37,
-  Phi and StableLM from 4.39, GPT-NeoX from 4.42, Phi-3 from 4.45 — eager before; Gemma 2 SDPA 4.42 – 5.20, eager from
-  5.21.0 ("_supports_sdpa = False  # sdpa does not support softcapping"); gpt-oss eager in every release (4.55.0 on,
+  Phi and StableLM from 4.39, GPT-NeoX from 4.42, Phi-3 from 4.45 — eager before; Gemma 2 SDPA 4.42 – 4.44, eager
+  4.45.0 – 4.47.x (its class overrides ``_check_and_enable_sdpa``, 4.45.0 modeling_gemma2.py:677-688: "DISABLE torch
+  SDPA by default on Gemma2 models … # if using the default path -> swap sdpa by eager"; present in 4.45.0, 4.46.0,
+  4.47.0, gone in 4.48.0; an asked sdpa passes, `not hard_check_only`), SDPA 4.48 – 5.20, eager from 5.21.0
+  ("_supports_sdpa = False  # sdpa does not support softcapping"); gpt-oss eager in every release (4.55.0 on,
   `_supports_sdpa = False`). A torch below 2.1.1 also keeps eager (is_torch_sdpa_available): not modelled.
 - an AWQ checkpoint without a CUDA GPU: refused up to 4.53 ("GPU is required to run AWQ quantized model.", 4.45.0
   quantizers/quantizer_awq.py:49-50; 4.46.0 :70-72 and 4.53.0 :76 unless the checkpoint's own version is IPEX, which
@@ -55,7 +58,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .versions import nearest_read
+from .versions import nearest_read, release3
 from .versions import release_text as _text
 
 READ: tuple[tuple[int, ...], ...] = (
@@ -93,7 +96,8 @@ SDPA_BY_MODEL_TYPE: dict[str, tuple[tuple[tuple[int, ...], str], ...]] = {
     "mistral": (((4, 36, 0), _EAGER), ((4, 37, 0), _SDPA)), "mixtral": (((4, 36, 0), _EAGER), ((4, 37, 0), _SDPA)),
     "phi": (((4, 36, 0), _EAGER), ((4, 39, 0), _SDPA)), "stablelm": (((4, 38, 0), _EAGER), ((4, 39, 0), _SDPA)),
     "gpt_neox": (((4, 36, 0), _EAGER), ((4, 42, 0), _SDPA)), "phi3": (((4, 41, 0), _EAGER), ((4, 45, 0), _SDPA)),
-    "gemma2": (((4, 42, 0), _SDPA), ((5, 21, 0), _EAGER)), "gpt_oss": (((4, 55, 0), _EAGER),),
+    "gemma2": (((4, 42, 0), _SDPA), ((4, 45, 0), _EAGER), ((4, 48, 0), _SDPA), ((5, 21, 0), _EAGER)),
+    "gpt_oss": (((4, 55, 0), _EAGER),),
     "qwen2": (((4, 37, 0), _SDPA),), "gemma": (((4, 38, 0), _SDPA),), "cohere": (((4, 39, 0), _SDPA),),
     "olmo": (((4, 40, 0), _SDPA),), "qwen2_moe": (((4, 40, 0), _SDPA),), "dbrx": (((4, 40, 0), _SDPA),),
     "jamba": (((4, 40, 0), _SDPA),), "granite": (((4, 45, 0), _SDPA),), "granitemoe": (((4, 45, 0), _SDPA),),
@@ -106,6 +110,12 @@ SDPA_BY_MODEL_TYPE: dict[str, tuple[tuple[tuple[int, ...], str], ...]] = {
     "qwen3_vl_moe": (((4, 57, 0), _SDPA),), "qwen3_next": (((4, 57, 0), _SDPA),), "olmo3": (((4, 57, 0), _SDPA),),
     "minimax_m2": (((5, 0, 0), _SDPA),), "qwen3_5": (((5, 23, 0), _SDPA),), "qwen3_5_moe": (((5, 23, 0), _SDPA),),
     "nemotron_h": (((5, 23, 0), _SDPA),), "gemma4": (((5, 23, 0), _SDPA),),
+}
+# (model_type, first release of the row) → why eager where the class still declares `_supports_sdpa = True`: a
+# `_check_and_enable_sdpa` override (measurements/transformers_versions/read_sdpa.py marks it "o")
+SDPA_SWAPPED_TO_EAGER: dict[tuple[str, tuple[int, ...]], str] = {
+    ("gemma2", (4, 45, 0)): "declares _supports_sdpa = True but overrides _check_and_enable_sdpa to swap the default "
+                            "sdpa for eager (4.45.0 modeling_gemma2.py:677-688, until 4.48.0)",
 }
 OWN_BALANCED_MEMORY_FROM = (5, 0, 0)    # transformers' own get_balanced_memory / get_max_memory (5.0.0)
 ACCELERATE_BUFFER_FROM = (0, 22, 0)     # accelerate get_balanced_memory's one-GPU × 0.9
@@ -158,7 +168,7 @@ def transformers_rules(key: tuple[int, ...] | None, asked: str = "") -> Transfor
     awq = "runs" if release >= AWQ_NO_GPU_CHECK_FROM else "ipex" if release >= AWQ_IPEX_FROM else "refused"
     ct, ct_source = [(r, s) for first, r, s in CT_FP8_RULES if release >= first][-1]
     return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note,
-                             ct, ct_source, (key + (0, 0, 0))[:3] if key is not None else None)
+                             ct, ct_source, release3(key) if key is not None else None)
 
 
 def default_attention(rules: TransformersRules | None, model_type: str) -> tuple[str, str]:
@@ -173,12 +183,22 @@ def default_attention(rules: TransformersRules | None, model_type: str) -> tuple
         return _SDPA, f"'{model_type}' not in runlocal's table of SDPA classes (SDPA_BY_MODEL_TYPE): SDPA assumed"
     known = [(first, impl) for first, impl in rows if key >= first]
     first, impl = known[-1] if known else rows[0]
+    swapped = SDPA_SWAPPED_TO_EAGER.get((model_type, first))
     said = (f"its modeling_{model_type}.py declares _supports_sdpa = True from {_text(first)}" if impl == _SDPA else
+            f"its modeling_{model_type}.py {swapped}" if swapped else
             f"its modeling_{model_type}.py does not declare _supports_sdpa = True at {_text(first)}"
             + (f" (SDPA from {_text(rows[1][0])})" if len(rows) > 1 and rows[1][1] == _SDPA and first < rows[1][0]
                else "") + ": from_pretrained falls back to eager")
     return impl, (f"transformers {_text(key)}: " + said
                   + ("" if known else f"; the class is not in the releases read before {_text(first)}"))
+
+
+def sdpa_swapped(rules: TransformersRules | None, model_type: str) -> bool:
+    """Whether this release's class declares SDPA yet swaps it for eager by default (SDPA_SWAPPED_TO_EAGER): an
+    asked attn_implementation="sdpa" loads there (the override swaps only `if not hard_check_only`)."""
+    key = (rules.asked or rules.release) if rules is not None else CURRENT
+    known = [first for first, _ in SDPA_BY_MODEL_TYPE.get(model_type, ()) if key >= first]
+    return bool(known) and (model_type, known[-1]) in SDPA_SWAPPED_TO_EAGER
 
 
 def version_refusal(rules: TransformersRules, quant: str, cuda: bool, capability: float | None) -> str | None:

@@ -67,7 +67,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
-from .context_limit import vllm_context_refusal, vllm_derived_max_model_len
+from .context_limit import vllm_context_refusal, vllm_default_note
 from .options import VLLMOptions
 from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
@@ -439,7 +439,8 @@ class VLLM:
             # resolve_kv_cache_dtype_string, issue #34752; modelled from v0.21 on, where it is certainly present)
             settings = settings.with_(cache_type_k=model.kv_cache_quant, cache_type_v=model.kv_cache_quant)
         return settings.with_(
-            ctx=settings.ctx or vllm_derived_max_model_len(model) or 4096,      # vLLM's default: the derived length
+            # the model's own context, passed explicitly (context_limit.vllm_default_note says where vLLM's differs)
+            ctx=settings.ctx or model.max_position_embeddings or 4096,
             gpu_memory_utilization=settings.vllm.gpu_memory_utilization or vllm_default_utilization(self._release()),
             max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
@@ -483,7 +484,7 @@ class VLLM:
         # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
         asked = release.key if (release := self._release()) and getattr(self, "version", None) else None
         # ModelConfig checks the context first (vllm/config/model.py): a --max-model-len past the derived length
-        refusal = (vllm_context_refusal(model, settings.ctx)
+        refusal = (vllm_context_refusal(model, settings.ctx, release.key if release else None)
                    or nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
                    or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
@@ -518,6 +519,8 @@ class VLLM:
                                        f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
                                        *([] if asked_share or gpu.kind == "cpu" else [utilization_words(release)]),
                                        f"max_num_seqs {b.num_seqs}", *([kernel_note] if kernel_note else []),
+                                       *([] if settings.ctx or not (default_note := vllm_default_note(
+                                           model, release.key if release else None)) else [default_note]),
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "
                                           f"(mamba_cache_mode {mode})"] if pool.mamba_groups else

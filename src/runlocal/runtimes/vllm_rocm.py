@@ -25,7 +25,7 @@ The current release is the newest read, 0.33.0 (versions.VLLM_READ).
 
 from __future__ import annotations
 
-from .versions import VLLM_READ, release_text
+from .versions import VLLM_READ, release3, release_text
 
 # method → (first release accepting it on ROCm, first release refusing it again or None), with where each is read
 ROCM_QUANT: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None, str]] = {
@@ -75,8 +75,7 @@ def fp8_compute(gfx: str, release: tuple[int, ...]) -> tuple[bool, str]:
 def rocm_kernel_check(quant: str, gfx: str, release: tuple[int, ...] | None = None) -> tuple[str | None, str | None]:
     """(vLLM's refusal, a note) for weights in ``quant`` on an AMD GPU of ROCm target ``gfx`` at vLLM ``release``
     (None: the current release, the newest read)."""
-    key = (release or VLLM_READ[1]) + (0, 0, 0)
-    key, text = key[:3], release_text(release or VLLM_READ[1])
+    key, text = release3(release or VLLM_READ[1]), release_text(release or VLLM_READ[1])
     method = rocm_method(quant)
     if method is not None and not accepted(method, key):
         first, until, where = ROCM_QUANT[method]
