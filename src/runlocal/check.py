@@ -316,8 +316,10 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
     plan = _no_speed_from_disk(plan)
     plan = settle_display(plan, gpu_named=gpu_named)
     plan = _settle_prompt_cache(plan)   # mlx_lm.server keeps earlier requests' KV caches (10 by default)
+    # host RAM the loader holds while loading, before the unified host is cut to what the GPU side leaves: the mmap
+    # limit is the whole RAM + swap (host_load.py), which a unified host's capacity still is here
+    plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))
     plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
-    plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
     return _assumed_ram_shown(plan) if ram_was_assumed(notes) else plan
 
 

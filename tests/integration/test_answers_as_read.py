@@ -281,3 +281,14 @@ def test_compare_plans_one_quant_for_every_device():
     assert rows[0]["best_quant"] != rows[1]["best_quant"]
     each = compare_devices(["rtx-4090", "rtx-3060-12gb"], model="qwen3-14b", best_quant_each=True)
     assert [r["quant"] for r in each] == [r["best_quant"] for r in rows]
+
+
+def test_a_recorded_reason_says_no_library_tag_once():
+    """mends21b: data/ollama_tags.json records Qwen3.5-0.8B's reason as "no Ollama library tag is recorded here for
+    this checkpoint (ollama.com/library was not read for it); …", and the command's comment once prefixed it with
+    "no Ollama library tag: " — the words twice. Kimi K2's reason ("the library's kimi-k2 tags are cloud-only") still
+    gets the prefix (test above)."""
+    plan, _ = ask("runlocal check qwen3.5-0.8b --runtime ollama --gpu rtx-4090")
+    comment = plan.command.split("#", 1)[1]
+    assert comment.count("no Ollama library tag") == 1
+    assert "no Ollama library tag is recorded here for this checkpoint" in comment

@@ -1,8 +1,11 @@
-"""SGLang on unified-memory devices: NVIDIA's (DGX Spark, Jetson) are CUDA GPUs to it, AMD APUs have no SGLang kernels.
+"""SGLang on unified-memory devices: NVIDIA's (DGX Spark, Jetson) are CUDA GPUs to it, AMD APUs have no SGLang kernels
+(nor has any AMD card outside gfx942 / gfx950).
 
 The independent source is outcomes record sglang-016 (measurements/outcomes/records.jsonl): zai-org/GLM-4.7-FP8
 (355B parameters) ran under SGLang on "4x DGX Spark (GB10, 128GB each)", TP 4, image lmsysorg/sglang:spark, serving
 1, 4 and 8 concurrent requests (BTankut/dgx-spark-sglang-moe-configs FORUM_POST.md at 76d61bf)."""
+
+import pytest
 
 from runlocal.check import CheckRequest, check
 from runlocal.runtimes.base import Target
@@ -51,3 +54,24 @@ def test_an_apple_unified_target_given_to_the_planner_directly_is_no_gpu():
     # check refuses SGLang on a Mac before planning (registry.not_on_apple); the planner alone keeps it off CUDA
     apple = Target("Apple M4 Max 128GB", "unified", 96 * GiB, 546.0, 128 * GiB)
     assert SGLang()._gpus([apple]) == []
+
+
+@pytest.mark.parametrize("gpu, gfx, refused", [
+    ("7900xtx", "gfx1100", True),        # a discrete RDNA3 card: the same gate as an APU (mends21b)
+    ("mi300x", "gfx942", False),
+])
+def test_a_discrete_amd_card_outside_sgl_kernels_targets_is_refused(gpu, gfx, refused):
+    """sgl-kernel/setup_rocm.py (sgl-project/sglang 01b582cb), quoted:
+        if amdgpu_target not in ["gfx942", "gfx950"]:
+            print(f"Warning: Unsupported GPU architecture detected '{amdgpu_target}'. Expected 'gfx942' or 'gfx950'.")
+            ... if explicit_target is None: sys.exit(1)
+    and the published ROCm wheels: 3rdparty/amd/wheel/sgl-kernel/build_rocm.sh AMDGPU_TARGET="gfx942;gfx950". The RX
+    7900 XTX is gfx1100 and the MI300X gfx942 (AMD's gpu-arch-specs table). SGLang 0.5.19 imports sgl_kernel's ops on
+    ROCm (layers/activation.py:109-110), so the 7900 XTX plan is refused in the build script's words; the MI300X plans."""
+    r = check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime="sglang", ctx=8192, use_measurements=False))[0]
+    refusal = r.allocation.refusal or ""
+    if refused:
+        assert r.verdict == "does_not_fit"
+        assert f"\"Warning: Unsupported GPU architecture detected '{gfx}'. Expected 'gfx942' or 'gfx950'.\"" in refusal
+    else:
+        assert r.verdict != "does_not_fit" and "sgl-kernel" not in refusal

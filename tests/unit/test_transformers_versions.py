@@ -260,3 +260,30 @@ def test_gpt_oss_eager_scores_in_f32_are_three_float32_copies():
     from runlocal.runtimes.transformers import EAGER_SCORE_BYTES_BY_TYPE
 
     assert EAGER_SCORE_BYTES_BY_TYPE["gpt_oss"] == {"bf16": 3 * 2, "f16": 3 * 2, "f32": 3 * 4}
+
+
+def test_the_sdpa_table_matches_every_release_read():
+    """mends21b: measurements/transformers_versions/sdpa_read21.txt is read_sdpa.py over the wheels (S declares
+    `_supports_sdpa = True`, e does not, o overrides `_check_and_enable_sdpa`: falcon's forces sdpa, 4.36.0
+    modeling_falcon.py:975 `config._attn_implementation = "sdpa"`; gemma2's 4.45 – 4.47 swaps the default for eager,
+    4.45.0 modeling_gemma2.py:677-688). Every cell where the class exists must be the table's answer at that release —
+    no other class in the table swaps SDPA for eager at any release read."""
+    from pathlib import Path
+
+    from runlocal.runtimes.transformers_versions import SDPA_BY_MODEL_TYPE, default_attention
+
+    lines = [ln for ln in (Path(__file__).parents[2] / "measurements/transformers_versions/sdpa_read21.txt")
+             .read_text().splitlines() if ln and not ln.startswith("#")]
+    releases = lines[0].split()
+    forced = {("falcon", "o"): "sdpa", ("gemma2", "o"): "eager"}
+    checked = 0
+    for line in lines[1:]:
+        model_type, *marks = line.split()
+        assert model_type in SDPA_BY_MODEL_TYPE and len(marks) == len(releases)
+        for release, mark in zip(releases, marks):
+            if mark == "-" or tuple(map(int, release.split("."))) < (4, 36, 0):
+                continue
+            read = forced[(model_type, mark)] if mark == "o" else {"S": "sdpa", "e": "eager"}[mark]
+            assert default_attention(_rules(release), model_type)[0] == read, (model_type, release)
+            checked += 1
+    assert checked > 500

@@ -119,3 +119,26 @@ def test_the_plan_passes_its_release_to_the_hint():
     """Llama-3.1-8B under 0.5.0 on gfx1100: its FP8 checkpoint is compressed-tensors (from 0.6.2), AWQ from 0.6.0,
     so only gptq is offered (the hint once offered all four at every release)."""
     assert hint("llama-3.1-8b", "7900xtx", "vllm==0.5.0").endswith("--quant gptq plans one")
+
+
+@pytest.mark.parametrize("release, offered", [("0.6.2", False), ("0.8.5", False), ("0.9.0", False), ("0.9.1", True)])
+def test_compressed_tensors_nvfp4_from_its_scheme(release, offered):
+    """mends21b: compressed-tensors is on ROCm's list from 0.6.2, but its NVFP4 scheme is not. Read in the sdists
+    (sha256 in measurements/vllm_rocm/releases.txt): `tar tzf vllm-X.tar.gz | grep compressed_tensors/schemes/.*fp4`
+    lists nothing in 0.7.3 – 0.8.5, only compressed_tensors_w4a16_nvfp4.py (weight-only) in 0.9.0, and
+    compressed_tensors_w4a4_nvfp4.py from 0.9.1; 0.9.0's _get_scheme_from_parts then ends at compressed_tensors.py:391
+        raise NotImplementedError(
+            "No compressed-tensors compatible scheme was found.")
+    and 0.9.1's w4a4 scheme runs off CUDA as emulation (w4a4_nvfp4.py:25 `if not current_platform.is_cuda():
+    return False`, :39 "Running emulations."). Llama-3.1-8B has no ModelOpt NVFP4 checkpoint, so its nvfp4 is the
+    compressed-tensors folder (weights.HINT_QUANTS)."""
+    from runlocal.model import catalog
+    from runlocal.weights import hint_quants
+
+    words = hint_quants(catalog.lookup("llama-3.1-8b"), "vllm", (XTX,), release)
+    assert (EMULATED_WORD in words) is offered
+    refusal, _ = kernel_check("ct-nvfp4", XTX, "vllm", release)
+    if offered:
+        assert refusal is None
+    else:
+        assert '"No compressed-tensors compatible scheme was found."' in refusal

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .unified_memory import UNIFIED_HOST
+
 GiB = 1 << 30
 SAFETENSORS_LOADERS = ("vllm", "sglang", "transformers")
 # What the kernel counts (MemTotal) is below the RAM installed: 23.54 GiB on the 24 GiB machine measured here; the
@@ -59,7 +61,10 @@ def settle_loading(plan, ram_known: bool):
     plan = replace(plan, steps=(*plan.steps, step))
     if min(plan.weights.total, HUB_FILE_MAX) <= MEMTOTAL_SHARE * host.capacity:
         return plan
-    cond = (f"fits if no .safetensors file of the checkpoint is larger than RAM + swap ({host.capacity / GiB:.0f} GiB "
-            "+ swap): the loader maps each file whole and Linux refuses a larger mapping (\"unable to mmap … Cannot "
+    # a unified machine's host is planned against the whole RAM (hardware/targets.py), which the GPU side shares
+    ram = (f"{host.capacity / GiB:.0f} GiB of unified memory" if host.name == UNIFIED_HOST
+           else f"{host.capacity / GiB:.0f} GiB")
+    cond = (f"fits if no .safetensors file of the checkpoint is larger than RAM + swap ({ram} + swap): the loader "
+            "maps each file whole and Linux refuses a larger mapping (\"unable to mmap … Cannot "
             "allocate memory\", vllm-project/vllm#759)")
     return replace(plan, conditions=(*plan.conditions, cond))

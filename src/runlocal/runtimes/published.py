@@ -331,8 +331,10 @@ def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | N
     want = q or GGUF_DEFAULT
     if want in tags:
         return "", tags[want], None
+    # most recorded reasons already begin "no Ollama library tag is recorded …" (data/ollama_tags.json): said once
     why = (f"the Ollama library has no {want} tag for {entry['library']} (it has "
-           f"{', '.join(t.split(':', 1)[1] for t in tags.values())})") if tags else f"no Ollama library tag: {entry['why']}"
+           f"{', '.join(t.split(':', 1)[1] for t in tags.values())})") if tags else (
+        entry["why"] if entry["why"].startswith("no Ollama library tag") else f"no Ollama library tag: {entry['why']}")
     stem = f"{model.id}-{want}"
     if entry.get("hf") and unpublished_quant(entry, want):     # hf.co/<repo>:<quant> would find no file
         return (*_create(stem, f"./{stem}.gguf"), f"{why}; {_unpublished_words(entry, want)}, then import it as below")

@@ -185,15 +185,34 @@ def _nvidia(target: Target) -> bool:
     return vendor == "nvidia" if vendor else name.upper().startswith("NVIDIA")
 
 
+# The ROCm targets sgl-kernel is built for. sgl-kernel/setup_rocm.py stops on any other auto-detected chip:
+#     if amdgpu_target not in ["gfx942", "gfx950"]:
+#         print(f"Warning: Unsupported GPU architecture detected '{amdgpu_target}'. Expected 'gfx942' or 'gfx950'.")
+#         sys.exit(1)
+# (sgl-project/sglang 01b582cb; before PR #27535 an AMDGPU_TARGET set by hand was overwritten by the detected chip and
+# stopped the same way — issue #27519; from it an explicit AMDGPU_TARGET builds with "untested upstream — use at your
+# own risk"); the published sglang-kernel ROCm wheels are built with AMDGPU_TARGET="gfx942;gfx950"
+# (3rdparty/amd/wheel/sgl-kernel/build_rocm.sh), and the docs' AMD page (docs/platforms/amd_gpu.md) covers MI300X.
+# SGLang imports sgl_kernel's ops on ROCm (0.5.19 layers/activation.py:109 `elif _is_hip: from sgl_kernel import …`),
+# so without it the server does not start. RDNA support is an open request (issue #30599; PR #37398 for gfx1100).
+SGL_KERNEL_ROCM_TARGETS = ("gfx942", "gfx950")
+
+
+def _rocm_target_refusal(devices: list[Target]) -> str | None:
+    """SGLang's refusal of an AMD GPU whose ROCm target sgl-kernel is not built for (an RX 7900 XTX, an APU), or None."""
+    for device in devices:
+        gfx = gpu_gfx_target(device.name)
+        if gfx and gfx not in SGL_KERNEL_ROCM_TARGETS:
+            return (f"SGLang's ROCm kernels (sgl-kernel) build for gfx942 / gfx950 (MI300 / MI350) only; "
+                    f"{device.name} is {gfx}: setup_rocm.py stops with \"Warning: Unsupported GPU architecture detected "
+                    f"'{gfx}'. Expected 'gfx942' or 'gfx950'.\" and the published ROCm wheels are built for those two "
+                    "(a hand-set AMDGPU_TARGET builds it, \"untested upstream\"; RDNA support: sglang issue #30599)")
+    return None
+
+
 def _no_gpu_refusal(device: Target) -> str:
     """Why SGLang does not start on a device that is neither a CUDA GPU nor a supported ROCm one."""
-    gfx = gpu_gfx_target(device.name)
-    if gfx:
-        # sgl-kernel/setup_rocm.py (sgl-project/sglang 01b582cb): an auto-detected target other than gfx942 / gfx950
-        # aborts the build ("Unsupported GPU architecture"), so an AMD APU (gfx1151, gfx1103 …) has no SGLang kernels
-        return (f"SGLang's ROCm kernels (sgl-kernel) build for gfx942 / gfx950 (MI300 / MI350) only; "
-                f"{device.name} is {gfx}")
-    return "SGLang needs a CUDA or ROCm GPU; none was given"
+    return _rocm_target_refusal([device]) or "SGLang needs a CUDA or ROCm GPU; none was given"
 
 
 def _kv_dtype(name: str) -> tuple[str, int] | None:
@@ -498,7 +517,7 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
-        refusal = (refusal or sglang_context_refusal(model, settings.ctx)
+        refusal = (refusal or _rocm_target_refusal(gpus[:n_gpu]) or sglang_context_refusal(model, settings.ctx)
                    or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
                    or _refusal(budget, pool)
                    or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang

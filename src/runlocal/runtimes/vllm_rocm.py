@@ -15,6 +15,13 @@ read release before it lacks it):
   bitsandbytes        0.17.0 – 0.27.1 (0.16.0 rocm.py:237 lacks it; 0.28.0 rocm.py:513 dropped it)
   modelopt_fp4        0.20.0 (0.19.1 rocm.py:356 lacks it; 0.20.0 rocm.py:406 lists it) — ModelOpt's NVFP4
 
+compressed-tensors' NVFP4 (W4A4, llm-compressor's NVFP4 scheme) needs more than the method: its scheme,
+compressed_tensors/schemes/compressed_tensors_w4a4_nvfp4.py, first ships in 0.9.1 (0.9.0 has only the weight-only
+w4a16_nvfp4 scheme, and its is_activation_quantization_format lacks nvfp4-pack-quantized); before it vLLM's
+_get_scheme_from_parts ends in "No compressed-tensors compatible scheme was found." (0.9.0 compressed_tensors.py:391).
+0.9.1's scheme runs emulated off CUDA (cutlass_fp4_supported: "if not current_platform.is_cuda(): return False",
+w4a4_nvfp4.py:25, then "Running emulations."). Read in the sdists (measurements/vllm_rocm/releases.txt).
+
 FP8 compute (RocmPlatform.supports_fp8, by the chip's gcnArchName): 0.8.0 – 0.19.x "gfx94", "gfx95", "gfx12"
 substrings; 0.20.0 – 0.26.x on_gfx9 (gfx90a, gfx942, gfx950) or gfx12; 0.27.x on_cdna (gfx9*, gfx1250) or gfx12;
 0.28.0 – 0.32.x on_cdna or RDNA4 (gfx1200, gfx1201); 0.33.0 on_cdna or on_rdna (gfx11*, gfx12*). Before 0.8.0
@@ -38,6 +45,9 @@ ROCM_QUANT: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None, str]] = {
                                              ":495 (with), 0.28.0 :513 (without)"),
     "modelopt_fp4": ((0, 20, 0), None, "vllm 0.19.1 platforms/rocm.py:356 (without), 0.20.0 :406 (with)"),
 }
+# compressed-tensors' NVFP4 W4A4 scheme (compressed_tensors_w4a4_nvfp4.py): 0.9.0 without, 0.9.1 with (PR #18312)
+CT_NVFP4_FROM = ((0, 9, 1), "vllm 0.9.0 compressed_tensors.py:391 (no W4A4 NVFP4 scheme), 0.9.1 "
+                            "schemes/compressed_tensors_w4a4_nvfp4.py (with)")
 PLATFORM_FROM = (0, 6, 6)        # RocmPlatform.supported_quantization (device_name "rocm"); config.py's "ROCm" before
 # (first release, gcnArchName substrings RocmPlatform.supports_fp8 accepts, where read)
 FP8_TARGETS: tuple[tuple[tuple[int, ...], tuple[str, ...], str], ...] = (
@@ -84,9 +94,14 @@ def rocm_kernel_check(quant: str, gfx: str, release: tuple[int, ...] | None = No
                 f"accepted from vLLM {release_text(first)}")
         return (f"{quant} weights ({method}) are refused by vLLM {text} on ROCm: \"{method} quantization is currently "
                 f"not supported in {words}.\" ({span}; {where})"), None
+    if quant.lower() == "ct-nvfp4" and key < CT_NVFP4_FROM[0]:
+        return (f"{quant} weights (compressed-tensors NVFP4, W4A4) are refused by vLLM {text}: its compressed-tensors "
+                "has no NVFP4 scheme — \"No compressed-tensors compatible scheme was found.\" (the W4A4 NVFP4 scheme "
+                f"from vLLM {release_text(CT_NVFP4_FROM[0])}; {CT_NVFP4_FROM[1]})"), None
     if method is not None and (method == "modelopt_fp4" or quant.lower() == "ct-nvfp4"):
+        first = ROCM_QUANT[method][0] if method == "modelopt_fp4" else CT_NVFP4_FROM[0]
         return None, (f"NVFP4 weights ({quant}) on ROCm: {method} accepted by vLLM {text} (from "
-                      f"{release_text(ROCM_QUANT[method][0])}); no FP4 GEMM on {gfx}: the Linears run vLLM's emulation "
+                      f"{release_text(first)}); no FP4 GEMM on {gfx}: the Linears run vLLM's emulation "
                       "(0.33.0 kernels/linear/__init__.py:610, EmulationNvFp4LinearKernel, the only NVFP4 kernel for "
                       "ROCm: dequantized to bf16 at each matmul) — the bytes as stored, far slower than FP4 compute")
     if method == "awq":
@@ -103,4 +118,4 @@ def rocm_kernel_check(quant: str, gfx: str, release: tuple[int, ...] | None = No
     return None, None
 
 
-__all__ = ["FP8_TARGETS", "ROCM_QUANT", "accepted", "fp8_compute", "rocm_kernel_check", "rocm_method"]
+__all__ = ["CT_NVFP4_FROM", "FP8_TARGETS", "ROCM_QUANT", "accepted", "fp8_compute", "rocm_kernel_check", "rocm_method"]
