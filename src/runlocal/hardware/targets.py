@@ -17,8 +17,9 @@ DEFAULT_RAM = 32 * 1024**3
 # FreeSwap → "model requires more system memory … than is available"), so what the OS and other programs hold is
 # outside "free". So the plan says nothing is reserved, and --ram is best the RAM free (detected plans read it so).
 NO_OS_RESERVE = ("RAM: all {gib:g} GiB planned as usable, nothing kept for the OS and other programs (neither "
-                 "llama.cpp's --fit, which keeps no margin without a GPU, nor Ollama, which checks the RAM free at load "
-                 "plus swap, reserves any): set --ram to the RAM free, e.g. free -g's 'available'")
+                 "llama.cpp's --fit, which keeps a margin only on devices with their own memory, nor Ollama, which "
+                 "checks the RAM free at load plus swap, reserves any): set --ram to the RAM free, e.g. free -g's "
+                 "'available'")
 
 
 # catalog._cpu_with_ram: how a size written with a CPU name is read, said in the plan where it applied
