@@ -2,7 +2,10 @@
 RULE.md by script (clauses a script can check: the evidence page is a huggingface.co page of the repo itself, the
 file named is a Q4_K_M GGUF that llama.cpp's -hf tag match would pick, the split flag agrees with the file name).
 `hf_source` is the repo's address, as in the hand-written entries; the page the file was seen on goes in `hf_seen`.
-Records with no repo leave their entry untouched; a record `dropped` (RULE.md clause 5) takes hf off its entry. Run: python measurements/gguf_repos/apply.py [--check]"""
+Records with no repo leave their entry untouched; a record `dropped` (RULE.md clause 5) takes hf off its entry. The last
+line of an alias decides (RULE.md Amendment 3: query 2's lines follow query 1's); its `quants_only` (the whole GGUF
+listing the evidence page showed) becomes `hf_quants`, which published.py reads so as not to name a file the repo lacks.
+Run: python measurements/gguf_repos/apply.py [--check]"""
 
 from __future__ import annotations
 
@@ -38,11 +41,24 @@ def problems(rec: dict) -> list[str]:
     return out
 
 
+HF_KEYS = ("hf", "hf_source", "hf_seen", "split", "hf_quants")
+
+
+def latest_records() -> dict[str, dict]:
+    """The last found.jsonl line of each alias, in the order aliases first appear (RULE.md Amendment 3)."""
+    latest: dict[str, dict] = {}
+    for line in (HERE / "found.jsonl").read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            latest[rec["alias"]] = rec
+    return latest
+
+
 def place(entry: dict, rec: dict) -> dict:
     """The entry with hf, hf_source, hf_seen (and split) set, before `latest` as the hand-written entries have it."""
     seen = f"{rec['file']} listed at {rec['hf_source']} (measurements/gguf_repos: RULE.md, found.jsonl)"
     add = ({"hf": rec["hf"], "hf_source": f"https://huggingface.co/{rec['hf']}", "hf_seen": seen}
-           | ({"split": True} if rec["split"] else {}))
+           | ({"split": True} if rec["split"] else {}) | ({"hf_quants": rec["quants_only"]} if rec.get("quants_only") else {}))
     out = {}
     for key, value in entry.items():
         if key == "latest":
@@ -55,12 +71,11 @@ def main(check: bool) -> int:
     text = DATA.read_text()
     data = json.loads(text)
     models = data["models"]
-    records = [json.loads(line) for line in (HERE / "found.jsonl").read_text().splitlines() if line.strip()]
+    records = list(latest_records().values())
     bad = 0
     for rec in records:
         if rec.get("dropped"):  # a repo found but not used (RULE.md clause 5): the entry keeps no hf
-            models[rec["alias"]] = {k: v for k, v in models[rec["alias"]].items()
-                                    if k not in ("hf", "hf_source", "hf_seen", "split")}
+            models[rec["alias"]] = {k: v for k, v in models[rec["alias"]].items() if k not in HF_KEYS}
             continue
         if rec["hf"] is None:
             continue
@@ -73,7 +88,7 @@ def main(check: bool) -> int:
             print(f"{rec['alias']}: already has {entry.get('hf')}", file=sys.stderr)
             bad += 1
             continue
-        models[rec["alias"]] = place({k: v for k, v in entry.items() if k not in ("hf", "hf_source", "hf_seen", "split")}
+        models[rec["alias"]] = place({k: v for k, v in entry.items() if k not in HF_KEYS}
                                      if entry.get("hf") == rec["hf"] else entry, rec)
     new = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     found = sum(1 for m in models.values() if m.get("hf"))

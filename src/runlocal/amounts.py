@@ -18,7 +18,12 @@ COST_BOUNDS: dict[str, tuple[float, float, str]] = {
     "price": (0.01, 1e9, "USD"),
     "rent-price": (1e-4, 1e6, "USD per GPU-hour"),
     "budget": (0.01, 1e9, "USD"),
+    # `best --users`: requests of ctx served at once. Each is planned at the whole context on every catalog device,
+    # so 64 bounds what one call costs a shared server (1,024 took minutes); the same bound on every door
+    "users": (1, 64, "concurrent requests"),
 }
+# the amounts that count things: whole numbers only
+WHOLE_AMOUNTS = frozenset({"users"})
 
 
 def check_amount(name: str, value: float | None) -> None:
@@ -26,9 +31,11 @@ def check_amount(name: str, value: float | None) -> None:
     if value is None:
         return
     lo, hi, what = COST_BOUNDS[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-        raise InputError(f"{name}: must be a finite number of {what} from {_amount(lo)} to {_amount(hi)}, "
-                         f"got {value if not isinstance(value, float) else _amount(value)}")
+    whole = name in WHOLE_AMOUNTS
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi
+            or (whole and not float(value).is_integer())):
+        raise InputError(f"{name}: must be a {'whole' if whole else 'finite'} number of {what} from {_amount(lo)} to "
+                         f"{_amount(hi)}, got {value if not isinstance(value, float) else _amount(value)}")
 
 
 def _amount(x: float) -> str:

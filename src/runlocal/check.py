@@ -244,7 +244,7 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan)
+    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan) + _unpublished_quant(spec, plan)
 
 
 def _arch_unchecked(spec, planner) -> list[str]:
@@ -276,6 +276,14 @@ def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
     from .runtimes.published import mlx_stored_note
 
     note = None if req.quant else mlx_stored_note(spec, plan.runtime, plan.weights.quant)
+    return [note] if note else []
+
+
+def _unpublished_quant(spec, plan) -> list[str]:
+    """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py)."""
+    from .runtimes.published import unpublished_quant_note
+
+    note = unpublished_quant_note(spec, plan.runtime, plan.settings.quant)
     return [note] if note else []
 
 
@@ -344,10 +352,9 @@ def _settle_prompt_cache(plan: Plan) -> Plan:
 
 
 def _named_build_loads(spec, planner):
-    """(the refusal when a named llama.cpp build / Ollama release cannot load the model's architecture, else None;
-    the --explain step saying what was checked, None when nothing was: runtimes/arch_support.py, one dict lookup)."""
-    if getattr(planner, "version", None) is None:
-        return None, None
+    """(the refusal when a named llama.cpp build / Ollama release — or any, for an architecture no llama.cpp build
+    loads — cannot load the model's architecture, else None; the --explain step saying what was checked, None when
+    nothing was: runtimes/arch_support.py, one dict lookup)."""
     from .runtimes import Step
     from .runtimes.arch_support import TABLE, planner_refusal
 
@@ -363,13 +370,14 @@ def _refused_plan(spec, settings, targets, planner, refused: str, arch_step):
     does)."""
     from .plan import Plan, judge_plan
     from .runtimes import runtime_rules
-    from .runtimes.arch_support import CANNOT_LOAD
+    from .runtimes.arch_support import CANNOT_LOAD, NO_BUILD_LOADS, no_release_loads
     from .runtimes.base import Step
 
     quick = judge_plan(spec, settings, targets, runtime=planner)
     asked, rules = runtime_rules(planner)
     alloc = replace(quick.allocation, refusal=refused, compromise=None)
-    no_speed: dict[str, Any] = dict.fromkeys(quick.speed) | {"not_predicted": CANNOT_LOAD}
+    never = no_release_loads(planner.name, getattr(planner, "version", None), arch_step.value)
+    no_speed: dict[str, Any] = dict.fromkeys(quick.speed) | {"not_predicted": NO_BUILD_LOADS if never else CANNOT_LOAD}
     return Plan(spec, planner.name, quick.weights, alloc, "does_not_fit", None, None,
                 planner.command(spec, alloc.settings), speed=no_speed, planner=planner,
                 steps=(Step("runtime version", rules, asked, "runtimes/versions.py"), arch_step, *alloc.steps))

@@ -119,7 +119,10 @@ def no_price_reason(dev) -> str:
     if family.startswith(("m1", "m2", "m3", "m4", "m5")) or getattr(dev, "vendor", "") == "apple":
         return ("sold only inside a Mac, and Apple announces the starting price of each Mac's base configuration "
                 "only: this chip and memory is not one")
-    if family.startswith(("jetson", "strix-halo", "gh200")):
+    if family.startswith("strix-halo"):
+        return ("sold inside mini PCs and laptops; the catalog has a dated price for the Framework Desktop's 128 GB "
+                "configuration only (no dated source was found for this one)")
+    if family.startswith(("jetson", "gh200")):
         return "sold as a module or whole system, not as a card"
     if getattr(dev, "kind", "") == "unified" and getattr(dev, "vendor", "") in ("amd", "intel"):
         return "an integrated GPU, sold only inside a laptop or mini PC"
@@ -492,8 +495,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
     check_amount("budget", budget_usd)     # finite, in amounts.COST_BOUNDS
-    if users < 1:
-        raise InputError(f"users: must be at least 1 concurrent request, got {users}")
+    check_amount("users", users)           # a whole number in amounts.COST_BOUNDS, as HTTP, MCP and the site bound it
     rt = refuse_unloadable(model, get_runtime(runtime), quant)    # 'vllm==0.19.0': its rules (runtimes/versions.py)
     label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)
@@ -509,7 +511,6 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
     res.notes += _weights_note(rt.name, quants, common, quant)
     host_cache: dict = {}
-    fallbacks = 0
     for dev in (devices if devices is not None else load_devices()):
         if not runtime_runs_on(rt.name, dev):
             continue
@@ -524,12 +525,9 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
             if fit is None:
                 continue
             price = device_price(dev, used=used)
-            if used and price.kind == "launch":
-                fallbacks += 1
             row = _row(dev, count, fit, price)
             if row["price_usd"] is None:
-                if budget_usd is None:
-                    res.unpriced.append(row)
+                res.unpriced.append(row)     # shown apart, with a budget too: never left out unsaid (review21 #5)
             elif budget_usd is not None and row["price_usd"] > budget_usd:
                 res.over_budget += 1
             else:
@@ -540,21 +538,47 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     for i, r in enumerate(res.ranked, 1):
         r["rank"] = i
     res.unpriced.sort(key=lambda r: -(r["decode_tokens_per_s"] or 0))
-    if used and fallbacks:
-        res.notes.append(f"--used: {fallbacks} device(s) have no used-market price in the catalog; their launch"
-                         " price is used (price_kind says which)")
+    if used:
+        res.notes.append(_used_note(res.ranked))
     if budget_usd is not None:
         res.notes.append(f"budget: {res.over_budget} configuration(s) priced above {budget_usd:,.0f} USD left out;"
-                         " devices without a catalog price left out")
+                         f" {len(res.unpriced)} without a catalog price listed apart, unranked (unpriced)")
     if users > 1:
         res.notes.append(f"users: {users} requests of {ctx:,} tokens each at once (the KV cache for all of them)")
     res.notes.append(HOST_RAM_NOTE)
     macs = sorted({r["device"] for r in res.ranked if r["kind"] == "apple"})
+    boxes = sorted({r["device"] for r in res.ranked if r["kind"] == "unified"})   # DGX Spark, a Strix Halo mini PC
     whole = (f"; a Mac's ({', '.join(macs)}) is Apple's announced starting price of the whole computer in its base "
              "configuration (`runlocal cost` names it; JSON: price_note)" if macs else "")
-    res.notes.append(f"price: purchase price of the GPU(s) only (no host system){whole}; speed: predicted decode "
-                     f"tokens/s at half the context ({ctx // 2:,} tokens cached)")
+    whole += (f"; a unified-memory box's ({', '.join(boxes)}) is the whole computer's announced price (JSON: "
+              "price_note names the configuration)" if boxes else "")
+    res.notes.append(f"price: purchase price of the GPU(s) only (no host system){whole}{_launch_years(res.ranked)};"
+                     f" speed: predicted decode tokens/s at half the context ({ctx // 2:,} tokens cached)")
     return res
+
+
+def _launch_years(ranked: list[dict[str, Any]]) -> str:
+    """How old the launch prices ranked are (review21 #5: a 2020 launch price is not what a card costs years later,
+    new or used); the year or date each row's price was set is its price_as_of."""
+    years = sorted({int(str(r["price_as_of"])[:4]) for r in ranked
+                    if r.get("price_kind") == "launch" and str(r.get("price_as_of") or "")[:4].isdigit()})
+    if not years:
+        return ""
+    span = f"{years[0]}" if len(years) == 1 else f"{years[0]} to {years[-1]}"
+    return (f"; launch prices are the price when each was announced ({span} here; JSON: price_as_of), not what a"
+            " card sells for later, new or used")
+
+
+def _used_note(ranked: list[dict[str, Any]]) -> str:
+    """--used: how many ranked rows carry a recorded used-market price, and that the rest are at launch prices
+    (review21 #5: one used price ranked against 59 launch prices, unsaid)."""
+    used_ids = sorted({r["device"] for r in ranked if r.get("price_kind") == "used"})
+    fallbacks = sum(1 for r in ranked if r.get("price_kind") == "launch")
+    mixed = " — second-hand prices ranked against new ones" if used_ids and fallbacks else ""
+    return (f"--used: a used-market price is recorded for {len(used_ids)} device(s) here"
+            + (f" ({', '.join(used_ids)})" if used_ids else "")
+            + (f"; {fallbacks} configuration(s) without one are priced at launch (price_kind says which){mixed}"
+               if fallbacks else ""))
 
 
 # ------------------------------------------------------------------------------------------ cost
@@ -580,6 +604,20 @@ def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: 
                     ollama_pull=ollama_pull)
 
 
+def _tdp_note(dev, count: int, utilization: float) -> list[str]:
+    """What the electricity figure assumes: none without a TDP; the full TDP, said to be an upper bound, when
+    --utilization is not given (review21 #12); nothing when the user gave the share."""
+    if not dev.tdp_w:
+        return [f"{dev.name}: no TDP in the catalog; electricity left out"]
+    if utilization != DEFAULT_UTILIZATION:
+        return []
+    cards = f"{count} × {dev.tdp_w:g} W" if count > 1 else f"{dev.tdp_w:g} W"
+    turns = (" (in llama.cpp's layer split the cards take turns, each idle while the others compute)"
+             if count > 1 else "")
+    return [f"electricity: {cards} TDP drawn for every hour used, an upper bound{turns}; decode, bound by memory,"
+            " draws less: --utilization sets the share of TDP"]
+
+
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
          quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
          years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
@@ -599,8 +637,7 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
     purchase = price.usd * count if price.usd is not None else None
     amortised = purchase / years if purchase is not None else None
     kw = (dev.tdp_w * count * utilization / 1000) if dev.tdp_w else None
-    if kw is None:
-        notes.append(f"{dev.name}: no TDP in the catalog; electricity left out")
+    notes += _tdp_note(dev, count, utilization)
     kwh_year = kw * hours_year if kw is not None else None
     power_year = kwh_year * kwh_price if kwh_year is not None else None
     own_year = (amortised or 0) + (power_year or 0) if amortised is not None else None

@@ -75,6 +75,17 @@ def _group_alike(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _never_loaded(alias: str, planner) -> bool:
+    """A catalog model the runtime refuses whatever the memory (an architecture no llama.cpp build loads, under
+    llama.cpp or Ollama v0.30+: runtimes/arch_support.NO_LLAMA_CPP): not listed as fitting, as `check` refuses it."""
+    from .model.catalog import find_entry
+    from .runtimes.arch_support import no_release_loads
+
+    entry = find_entry(alias) or {}
+    return no_release_loads(planner.name, getattr(planner, "version", None),
+                            entry.get("config", {}).get("model_type"))
+
+
 def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandwidth_gbs: float | None = None,
                    device=None, n_devices: int = 1, cpu: bool = False, speed_rows: int | None = None,
                    named: bool = False, group_alike: bool = False) -> list[dict[str, Any]]:
@@ -88,7 +99,8 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
 
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
-    rows = models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
+    rows = [r for r in models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
+            if not _never_loaded(r["alias"], get_runtime(runtime))]
     for r in rows:
         r["verdict"] = _row_verdict(r, int(capacity), n_devices, named and not cpu, get_runtime(runtime).name)
     for r in rows:

@@ -3,7 +3,7 @@ shorter context, or with layers on the CPU) plans, per smaller quant, the longes
 whole llama-server --fit plan over every GPU, some twenty graph simulations over four (deepseek-v3 at -c 8192 on
 4 × RTX 3090: two of its check's six whole plans, a third of its time), and its fixes are then dropped unseen.
 
-A fix is offered only where it improves the plan (fixes._Fixer.improves): a better verdict; or the same one with the
+A fix is offered only where it improves the plan (fixes_replan._Fixer.improves): a better verdict; or the same one with the
 plan's compromise gone and decode at least 10 % faster (a combined fix never gains context). A plan with a
 compromise is tight at best (verdict.verdict). A llama.cpp plan whose settings leave the layers, -ts and tensor
 overrides to --fit, and in which --fit moves some layer or expert off the GPUs, states that as its compromise
@@ -26,7 +26,7 @@ from .runtimes.llamacpp_layout import CTX_PAD
 from .weights import estimate
 
 if TYPE_CHECKING:
-    from .fixes import _Fixer
+    from .fixes_replan import _Fixer
 
 
 def combined_layers_tried(f: _Fixer) -> bool:

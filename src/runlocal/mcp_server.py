@@ -196,9 +196,11 @@ def _model(name: str, fields: dict[str, Any], doc: str) -> type[BaseModel]:
 
 def build_arg_models() -> dict[str, type[BaseModel]]:
     from . import cli
+    from .amounts import COST_BOUNDS
     from .request import ModelsRequest
 
     contract = _with_help(check_fields(), _cli_help(cli.check))
+    users_lo, users_hi, _ = COST_BOUNDS["users"]       # best's users, bounded as every door bounds it
     ctx_type = str | int | None
     best_help, compare_help, cost_help = _cli_help(cli.best), _cli_help(cli.compare), _cli_help(cli.cost)
     return {
@@ -211,7 +213,7 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str | None, None),
             "budget": (float | None, None), "vendor": (str | None, None), "form": (str | None, None),
             "used": (bool, False), "quant": (str | None, None),
-            "users": (Annotated[int, Field(ge=1, le=64)], 1), "best_quant_each": (bool, False)}, best_help), ""),
+            "users": (Annotated[int, Field(ge=users_lo, le=users_hi)], 1), "best_quant_each": (bool, False)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
             "runtime": (str | None, None), "quant": (str | None, None), "used": (bool, False),
@@ -238,11 +240,21 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
 
 
 def _validation_message(err: ValidationError, model: type[BaseModel]) -> str:
-    """One line naming each field at fault, as the CLI's errors do."""
-    parts = []
+    """One line naming each field at fault, as the CLI's errors do; a contract field's value in the contract's own
+    words (request.contract_line: ``ctx: …`` for a JSON 1e30, not a union's ``ctx.str: …; ctx.int: …``)."""
+    from .request import contract_line
+
+    parts: list[str] = []
+    said: set[str] = set()
     for e in err.errors():
         field = ".".join(str(p) for p in e["loc"]) or "arguments"
-        if e["type"] == "extra_forbidden":
+        top = str(e["loc"][0]) if e["loc"] else ""
+        line = contract_line(top, e.get("input"), e["type"]) if top else None
+        if line is not None:
+            if top not in said:
+                said.add(top)
+                parts.append(line[0])
+        elif e["type"] == "extra_forbidden":
             parts.append(f"{field}: unknown field (expected: {', '.join(model.model_fields)})")
         elif e["type"] == "missing":
             parts.append(f"{field}: required")
@@ -326,11 +338,9 @@ def models_doc(a: dict[str, Any]):
 
 def hardware_doc(a: dict[str, Any]):
     """The device catalog, as GET /api/v1/hardware?q= answers it."""
-    from .hardware.catalog import load_devices
+    from .hardware.catalog import search_devices
 
-    devs = [dataclasses.asdict(d) for d in load_devices()]
-    q = (a["query"] or "").strip().lower()
-    return [d for d in devs if q in d["id"] or q in d["name"].lower()] if q else devs
+    return [dataclasses.asdict(d) for d in search_devices(a["query"])]
 
 
 def system_doc(_a: dict[str, Any]):
@@ -375,7 +385,9 @@ _MODEL_ERRORS = (UnknownModelError, ModelNotFoundError, ModelFormatError, Remote
 def _error_line(err: RunlocalError, tool: str, fields: dict) -> str:
     """The library's one-line message, starting with the tool's own name for the field (the library writes the
     CLI's spelling, `gpu-memory-utilization:`; a bare `unknown model 'x'` gets the field it is about)."""
-    msg = " ".join(str(err).split())
+    from .request import field_spelling
+
+    msg = field_spelling(" ".join(str(err).split()))      # ngl: … → n_gpu_layers: … (the tool's field)
     head, sep, rest = msg.partition(":")
     if sep and head.strip().replace("-", "_") in fields:
         return f"{head.strip().replace('-', '_')}:{rest}"

@@ -69,6 +69,28 @@ def device_bandwidth_gbs(name: str) -> float | None:
         return None
 
 
+def fastest_cpu_memory() -> tuple[str, float]:
+    """(id, GB/s) of the fastest CPU memory in the hardware catalog: the ceiling's bandwidth for a record taken on
+    "CPU" whose memory nobody named (12-channel DDR5-6400, 614.4 GB/s, today). A named or assumed plan memory is a
+    guess about the machine, the catalog's fastest is a bound on any machine: a CPU record above it is no CPU's."""
+    from .hardware.catalog import load_devices
+
+    best = max((d for d in load_devices() if d.kind == "cpu"), key=lambda d: d.bandwidth_gbs)
+    return best.id, best.bandwidth_gbs
+
+
+def record_bandwidth_gbs(device: str, named_cpu_gbs: float | None = None) -> tuple[float | None, str]:
+    """(the bandwidth a record's decode is bounded by, where it comes from): the catalog device's; for "CPU", the
+    memory the plan names (--gpu cpu-ddr4-3200-2ch), else the catalog's fastest CPU memory."""
+    if device_key(device) == "cpu":
+        if named_cpu_gbs:
+            return named_cpu_gbs, f"the plan's named RAM, {named_cpu_gbs:g} GB/s"
+        cpu_id, gbs = fastest_cpu_memory()
+        return gbs, f"the fastest CPU memory in the catalog ({cpu_id}, {gbs:g} GB/s)"
+    bw = device_bandwidth_gbs(device)
+    return bw, (f"{device}'s {bw:g} GB/s" if bw else "unknown")
+
+
 def decode_ceiling(bandwidth_gbs: float | None, bytes_per_token: float | None) -> float | None:
     """The most decode tokens/s a device can plausibly show: DECODE_MARGIN × bandwidth / bytes read a token."""
     if not bandwidth_gbs or not bytes_per_token or bytes_per_token <= 0:
@@ -76,13 +98,13 @@ def decode_ceiling(bandwidth_gbs: float | None, bytes_per_token: float | None) -
     return DECODE_MARGIN * bandwidth_gbs * 1e9 / bytes_per_token
 
 
-def implausibility(record: dict[str, Any], *, ceiling: float | None,
-                   trained_context: int | None) -> tuple[str, str] | None:
+def implausibility(record: dict[str, Any], *, ceiling: float | None, trained_context: int | None,
+                   bandwidth_from: str = "bandwidth") -> tuple[str, str] | None:
     """(field, why) for a figure the device or model cannot produce; None when the record is plausible."""
     decode = record.get("decode_tokens_per_s")
     if ceiling is not None and isinstance(decode, (int, float)) and decode > ceiling:
         why = (f"{decode:g} tokens/s is above what this device's memory bandwidth allows for this model "
-               f"(at most {ceiling:,.0f}: {DECODE_MARGIN:g} × bandwidth / bytes of active weights)")
+               f"(at most {ceiling:,.0f}: {DECODE_MARGIN:g} × {bandwidth_from} / bytes of active weights)")
         return "decode_tokens_per_s", why
     ctx = record.get("max_context")
     if trained_context and isinstance(ctx, int) and ctx > trained_context:
@@ -104,8 +126,41 @@ def _plan_ceiling(plan: Plan, record: dict[str, Any]) -> float | None:
 
     key = device_key(record.get("device") or "")
     count = sum(1 for d in plan.allocation.devices if d.kind != "cpu" and device_key(d.name) == key) or 1
-    bw = device_bandwidth_gbs(record.get("device") or "")
+    named = next((t.bandwidth_gbs for t in plan.searched_on if t.kind == "cpu" and t.bandwidth_gbs), None)
+    bw, _ = record_bandwidth_gbs(record.get("device") or "", named)
     return decode_ceiling(bw * count if bw else None, plan.weights.total * read_fraction(plan.model))
+
+
+def stored_record_problem(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, why) for a record about to be stored (runlocal probe, POST /api/v1/benchmarks) whose figures its device
+    and model cannot produce: decode above DECODE_MARGIN × the device's bandwidth (record_bandwidth_gbs) / the bytes
+    a token reads, a context beyond the trained one. Catalog models only: nothing is fetched to size another; with
+    no quant (or one this version cannot size), the smallest weights (MIN_BITS_PER_WEIGHT), so the bound is loosest."""
+    from .errors import RunlocalError
+    from .hardware.token_work import read_fraction
+    from .model import catalog
+    from .plan import estimate
+
+    name = str(record.get("model") or "")
+    if not name or catalog.find_entry(name) is None:
+        return None
+    model = catalog.lookup(name)
+    quant = record.get("quant")
+    if quant:       # the contract's own refusal, in check's words (runlocal check --quant Q9_Z)
+        from .runtimes.quant_support import refuse_unloadable
+        from .runtimes.versions import split_runtime
+
+        try:
+            refuse_unloadable(model, str(quant), split_runtime(str(record.get("runtime") or "llama.cpp"))[0])
+        except RunlocalError as e:
+            return "quant", str(e).removeprefix("quant: ")
+    try:
+        weights = estimate(model, quant).total if quant else model.params * MIN_BITS_PER_WEIGHT / 8
+    except (RunlocalError, ValueError, KeyError):
+        weights = model.params * MIN_BITS_PER_WEIGHT / 8
+    bw, source = record_bandwidth_gbs(str(record.get("device") or ""))
+    return implausibility(record, ceiling=decode_ceiling(bw, weights * read_fraction(model)),
+                          trained_context=model.max_position_embeddings, bandwidth_from=source)
 
 
 def matching(plan: Plan, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -199,18 +254,23 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
         speed["time_to_first_token_s"] = None
         speed["prefill_prompt_tokens"] = None
     # "mixed": a measured prefill beside a predicted decode (no record counts at this plan's decode depth)
-    speed["source"] = "measured" if decode else "mixed" if prefill else speed.get("source", "model")
+    speed["source"] = "measured" if decode else "mixed" if prefill else speed.get("source", "predicted")
     max_ctx = max(plan.max_context or 0, ctx_ok or 0) or None
     max_conc = max(plan.max_concurrency or 0, float(conc_ok or 0)) or None
     step = Step("measured on this device",
                 f"median of {len(recs)} verified run(s) (ids {', '.join(str(i) for i in measured['ids'][:5])}; "
-                f"latest {when or 'unknown'}): decode {decode or '—'} tokens/s {_depth_words(decode, depth, plan)}, "
-                f"prefill {prefill or '—'} tokens/s, ran at ctx {ctx_ok or '—'} × {conc_ok or '—'} requests",
+                f"latest {when or 'unknown'}; on {measured['device']}): decode {_rate(decode)} tokens/s "
+                f"{_depth_words(decode, depth, plan)}, prefill {_rate(prefill)} tokens/s, ran at ctx "
+                f"{f'{ctx_ok:,}' if ctx_ok else '—'} × {conc_ok or '—'} requests",
                 "used in place of the speed model; the ceilings are at least what ran",
                 "benchmark store (runlocal probe / verified /api/v1/benchmarks)")
     basis = plan.max_context_basis if max_ctx == plan.max_context else "measured"
     return replace(plan, speed=speed, max_context=max_ctx, max_concurrency=max_conc, max_context_basis=basis,
                    steps=plan.steps + (step,), measured=measured)
+
+
+def _rate(value: float | None) -> str:
+    return f"{value:,.1f}" if value else "—"
 
 
 def _depth_words(decode: float | None, depth: int | None, plan: Plan) -> str:

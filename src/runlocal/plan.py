@@ -139,7 +139,9 @@ class Plan:
             # a server that starts but rejects the context asked (SGLang's short KV pool): what it does, else null
             "rejects": self.rejects,
             "compromise": a.compromise,
-            "speed": dict(self.speed),
+            # source: "predicted" (the speed model), "measured" (stored runs: measured.py) or "mixed" (a measured
+            # prefill beside a predicted decode); always present (review21 #11)
+            "speed": {"source": "predicted", **self.speed},
             "measured": self.measured,
             "command": self.command,
             "fixes": [f.to_dict() for f in self.fixes],
@@ -281,7 +283,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     _check_settings(settings)
     runtime = runtime or get_runtime(settings.runtime)
     asked_quant = settings.quant
-    settings, lead_steps = with_default_quant(model, settings)
+    settings, lead_steps = with_default_quant(model, settings, tuple(t.name for t in targets if t.kind != "cpu"))
     asked, rules = runtime_rules(runtime)
     lead_steps = (Step("runtime version", rules, asked, "runtimes/versions.py"), *lead_steps)
     quick = quick_plan(model, settings, targets, runtime=runtime)

@@ -55,6 +55,41 @@ def _opt(default: Any = MISSING, *flags: str, **bounds: Any) -> Any:
     return field(default=default, metadata={"option": Option(flags, **bounds)})
 
 
+def _number(x: float) -> str:
+    """A bound or value as typed: whole numbers in full (16,777,216, not 1.67772e+07), others as %g."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) >= 1e5 else f"{x:g}"
+
+
+def described_fields(request: type) -> type:
+    """The request class with each field's meaning, flags and bounds appended to its docstring, from the option
+    table that also writes the CLI's --help, the OpenAPI descriptions and the MCP tool schemas: help(CheckRequest)
+    describes every field (review21 #12: it showed a 45-parameter signature and no word about any)."""
+    lines = ["", "", "Fields (each option's CLI flags and bounds; the HTTP API and MCP take the field names):"]
+    for f in fields(request):
+        opt = f.metadata.get("option")
+        if opt is None:
+            lines.append(f"    {f.name}: {_UNLISTED.get(f.name, '')}")
+            continue
+        bounds = [f"{k} {_number(v)}" for k, v in (("≥", opt.ge), (">", opt.gt), ("≤", opt.le)) if v is not None]
+        if opt.choices:
+            bounds.append(" | ".join(opt.choices))
+        said = "; ".join(p for p in (", ".join(opt.flags), *bounds) if p)
+        default = "required" if f.default is MISSING and f.default_factory is MISSING else (
+            f"default {f.default!r}" if f.default is not MISSING else "default empty")
+        lines.append(f"    {f.name}: {opt.help or '(no description)'} ({said}; {default})")
+    request.__doc__ = (request.__doc__ or "").rstrip() + "\n".join(lines) + "\n"
+    return request
+
+
+_UNLISTED = {
+    "use_measurements": "stored verified runs (runlocal probe, verified POST /api/v1/benchmarks) on this device replace "
+                        "the predicted speed and floor the ceilings (measured.py); False plans from the model alone "
+                        "(default True; not a CLI flag)",
+    "extra": "unused: no planner reads it (default empty; not a CLI flag)",
+}
+
+
+@described_fields
 @dataclass(frozen=True)
 class CheckRequest:
     """Everything `runlocal check` accepts, with the engines' own names in the flags."""
@@ -89,16 +124,20 @@ class CheckRequest:
                                          "(default 512: llama-bench's pp512; 8192, 32k)")
     quant: str | None = _opt(None, "--quant", "-q", max_length=MAX_SHORT, help="Q4_K_M, Q8_0, bf16, nf4, awq, fp8 …")
     kv_cache: str | None = _opt(None, "--kv-cache", "--kv-cache-dtype", max_length=20, help="K and V cache type")
-    cache_type_k: str | None = _opt(None, "--cache-type-k", "-ctk", max_length=20)
-    cache_type_v: str | None = _opt(None, "--cache-type-v", "-ctv", max_length=20)
+    cache_type_k: str | None = _opt(None, "--cache-type-k", "-ctk", max_length=20,
+                                    help="llama.cpp: the K cache's type (f16, q8_0, q4_0 …), in place of --kv-cache's")
+    cache_type_v: str | None = _opt(None, "--cache-type-v", "-ctv", max_length=20,
+                                    help="llama.cpp: the V cache's type, in place of --kv-cache's")
     # --parallel / --max-num-seqs / OLLAMA_NUM_PARALLEL; None (or -1, llama-server's "auto"): the runtime's default,
     # llama-server's 4 slots in one unified KV cache, 1 elsewhere
     parallel: int | None = _opt(None, "--parallel", "-np", "--max-num-seqs", "--max-running-requests", ge=-1, le=4096,
                                 help="concurrent sequences (llama.cpp default: auto = -1, 4 slots sharing one "
                                      "unified KV cache)")
     flash_attn: str = _opt("auto", "--flash-attn", "-fa", choices=("on", "off", "auto"), help="on | off | auto")
-    batch: int | None = _opt(None, "--batch", "-b", "--batch-size", ge=1, le=1 << 20)   # arg.cpp {"-b", "--batch-size"}
-    ubatch: int | None = _opt(None, "--ubatch", "-ub", "--ubatch-size", ge=1, le=1 << 20)
+    batch: int | None = _opt(None, "--batch", "-b", "--batch-size", ge=1, le=1 << 20,     # arg.cpp {"-b", "--batch-size"}
+                             help="llama.cpp: logical batch, tokens per decode call (llama-server's default 2048)")
+    ubatch: int | None = _opt(None, "--ubatch", "-ub", "--ubatch-size", ge=1, le=1 << 20,
+                              help="llama.cpp: physical batch, which sizes the compute buffers (default 512)")
     # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all; up to an int's range, as common/arg.cpp reads
     # it (std::stoi): posts write -ngl 999 or 2000000 for "all" (measurements/outcomes llamacpp-011)
     # ({"-ngl", "--gpu-layers", "--n-gpu-layers"}: a multi-letter single-dash flag parses only where declared)
@@ -124,14 +163,19 @@ class CheckRequest:
                     help="llama.cpp: on (default) fits an unset -c / -ngl to free memory")
     tensor_split: str | None = _opt(None, "--tensor-split", "-ts", max_length=200,
                                     help="llama.cpp: the GPUs' shares of the layers, e.g. 3,1")
-    gpu_memory_utilization: float | None = _opt(None, "--gpu-memory-utilization", gt=0, le=1)
-    max_num_batched_tokens: int | None = _opt(None, "--max-num-batched-tokens", ge=1, le=1 << 24)
+    gpu_memory_utilization: float | None = _opt(None, "--gpu-memory-utilization", gt=0, le=1,
+                                                help="vLLM: the share of each GPU's memory the engine may use "
+                                                     "(default: the release's, 0.9 in most)")
+    max_num_batched_tokens: int | None = _opt(None, "--max-num-batched-tokens", ge=1, le=1 << 24,
+                                              help="vLLM: tokens scheduled in one step (default: the engine's, by "
+                                                   "GPU and release)")
     # None: vLLM/SGLang use one rank per GPU given, others 1
     # vLLM arg_utils.py {"--tensor-parallel-size", "-tp"}, {"--pipeline-parallel-size", "-pp"}; SGLang --tp-size, --pp-size
     tp: int | None = _opt(None, "--tp", "--tensor-parallel-size", "-tp", "--tp-size", ge=1, le=1024,
                           help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
-    pp: int = _opt(1, "--pp", "--pipeline-parallel-size", "-pp", "--pp-size", ge=1, le=1024)
-    enforce_eager: bool = _opt(False, "--enforce-eager")
+    pp: int = _opt(1, "--pp", "--pipeline-parallel-size", "-pp", "--pp-size", ge=1, le=1024,
+                   help="vLLM/SGLang: pipeline stages, each holding a share of the layers (default 1)")
+    enforce_eager: bool = _opt(False, "--enforce-eager", help="vLLM: no CUDA graphs (their memory is not taken)")
     swap_space: float | None = _opt(None, "--swap-space", ge=0, le=4096,
                                     help="vLLM up to 0.17.1 (-r vllm==0.17.1): CPU swap space per GPU in GiB, default 4 "
                                          "(checked against the host's RAM); removed in vLLM 0.18.0")
@@ -151,7 +195,9 @@ class CheckRequest:
     max_lora_rank: int | None = _opt(None, "--max-lora-rank", ge=1, le=512,
                                      help="vLLM: largest adapter rank, default 16: 1, 8, 16, 32, 64, 128, 256, 320 or "
                                           "512 (implies --enable-lora)")
-    mem_fraction_static: float | None = _opt(None, "--mem-fraction-static", gt=0, le=1)
+    mem_fraction_static: float | None = _opt(None, "--mem-fraction-static", gt=0, le=1,
+                                             help="SGLang: the share of GPU memory for the weights and the KV pool "
+                                                  "(default: SGLang's, by GPU memory)")
     # transformers generate(max_new_tokens=…): prompt = ctx − this
     max_new_tokens: int | None = _opt(None, "--max-new-tokens", ge=1, le=MAX_CTX,
                                       help="transformers: generate()'s new tokens; the prompt is ctx minus these")
@@ -164,7 +210,8 @@ class CheckRequest:
     accelerate: str | None = _opt(None, "--accelerate", max_length=40,
                                   help="transformers before 5.0: the accelerate release installed, e.g. 0.21.0 "
                                        "(default: the least the transformers release requires)")
-    use_measurements: bool = True            # stored probe/benchmark results replace predictions (not an option)
+    # not options (no CLI flag, no HTTP or MCP field): described in the docstring (described_fields)
+    use_measurements: bool = True
     extra: dict = field(default_factory=dict)
 
 
@@ -173,6 +220,7 @@ def runtime_name(req: CheckRequest) -> str:
     return req.runtime if req.runtime is not None else DEFAULT_RUNTIME
 
 
+@described_fields
 @dataclass(frozen=True)
 class ModelsRequest:
     """`runlocal models`: the catalog listing, or with ``fits`` the catalog models that run on a machine (the CLI,
@@ -253,11 +301,6 @@ def _check_bounds(where: str, opt: Option, value: float) -> None:
         raise InputError(f"{where}: must be {' and '.join(p for p in (low, high) if p)}, got {_number(value)}")
 
 
-def _number(x: float) -> str:
-    """A bound or value as typed: whole numbers in full (16,777,216, not 1.67772e+07), others as %g."""
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) >= 1e5 else f"{x:g}"
-
-
 def _check_text(where: str, opt: Option, value: str) -> None:
     if opt.max_length is not None and len(value) > opt.max_length:
         raise InputError(f"{where}: at most {opt.max_length} characters, got {len(value)}")
@@ -328,3 +371,64 @@ def check_cache_types(runtime: str, cache_type_k: str, cache_type_v: str, *, fie
     for value in (cache_type_k, cache_type_v):
         if value not in allowed:
             raise InputError(f"{field_name}: {runtime} has no '{value}' KV cache (expected one of {', '.join(allowed)})")
+
+
+# --- one wording for every door: the field as the caller spelled it ---------------------------------------------
+
+def _field_names() -> dict[str, str]:
+    """A message's field word (a CLI flag without dashes, a cost amount's name) → the request field an HTTP or MCP
+    caller sends: 'ngl' → 'n_gpu_layers', 'kv-cache' → 'kv_cache', 'hours-per-day' → 'hours_per_day'."""
+    from .amounts import COST_BOUNDS
+
+    out: dict[str, str] = {name.replace("_", "-"): name.replace("-", "_") for name in COST_BOUNDS}
+    for request in (ModelsRequest, CheckRequest):
+        for name, opt in options(request).items():
+            for flag in opt.flags:
+                out[flag.lstrip("-")] = name
+    return out
+
+
+def field_spelling(message: str) -> str:
+    """A contract message whose first word names the field as the CLI spells it (``ngl: must be ≥ -2 …``) with the
+    field's own name instead (``n_gpu_layers: …``): what a Python, HTTP or MCP caller sent. Other messages as they
+    are (review21 #10: the HTTP and MCP answers named ``ngl`` / ``kv-cache`` to a caller who sent neither)."""
+    head, sep, rest = message.partition(":")
+    name = _field_names().get(head.strip()) if sep and " " not in head.strip() else None
+    return f"{name}:{rest}" if name else message
+
+
+# pydantic's error types for a number outside a declared bound (FastAPI Query(ge=…), Field(le=…))
+BOUND_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"})
+# the contract's fields read by a parser (units.parse_tokens / parse_size(s), runtimes.get_runtime): pydantic's answer
+# for them is a regex or a union's branches (``ctx.str`` / ``ctx.int``), where the contract says what it expected
+PARSED_KINDS = ("tokens", "size", "sizes", "runtime", "ngl")
+
+
+def contract_line(name: str, value: Any, error_type: str = "") -> tuple[str, str] | None:
+    """The contract's one line, under the caller's field name, for a value pydantic refused for field ``name`` (an
+    HTTP query parameter or body field, an MCP argument): a parsed field's value checked as the CLI checks it, a
+    number outside its bound in the contract's words (request.check_value, amounts.check_amount); None where the
+    contract has no word on it (pydantic's own stands). (the line, its error class's name)"""
+    from .amounts import COST_BOUNDS, check_amount
+    from .errors import RunlocalError
+
+    opt = options().get(name) or options(ModelsRequest).get(name)
+    amount = name.replace("_", "-")
+    if value is None or isinstance(value, (dict, list)) or (opt is None and amount not in COST_BOUNDS):
+        return None
+    try:
+        if error_type in BOUND_ERRORS:
+            number = float(value) if not isinstance(value, bool) else math.nan
+            check_amount(amount, number) if opt is None else check_value(opt, number)
+        elif opt is not None and opt.kind in PARSED_KINDS:
+            if not isinstance(value, str) and (opt.kind != "tokens" or not isinstance(value, int)
+                                               or isinstance(value, bool)):
+                value = str(value).lower() if isinstance(value, bool) else str(value)   # a JSON 64 or true, as typed
+            check_value(opt, value)
+        else:
+            return None
+    except RunlocalError as bad:
+        return field_spelling(str(bad)), bad.__class__.__name__
+    except ValueError:
+        return None
+    return None

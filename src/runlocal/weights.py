@@ -118,10 +118,12 @@ def with_fp8_modules(model: ModelSpec, est: WeightEstimate, fp8: tuple[str, ...]
                    "at a byte a weight + f32 weight and input scales")
 
 
-def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
+def with_default_quant(model: ModelSpec, settings: Settings,
+                       gpus: tuple[str, ...] = ()) -> tuple[Settings, tuple[Step, ...]]:
     """Without --quant, a model is planned as the file people download for this runtime (runtimes/published.py:
     Q4_K_M, or gpt-oss's MXFP4 GGUF, for llama.cpp and Ollama; a published mlx-community 4-bit conversion for MLX);
-    a quant spelled as users do (mxfp4, q4_k_m) is read as the GGUF type it names on llama.cpp and Ollama."""
+    a quant spelled as users do (mxfp4, q4_k_m) is read as the GGUF type it names on llama.cpp and Ollama.
+    ``gpus``: the plan's GPU names, for the --quant hint of vLLM / SGLang (pooled_checkpoint)."""
     from .runtimes.published import default_quant, gguf_quant
 
     name = get_runtime(settings.runtime).name
@@ -131,7 +133,7 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
 
         refuse_unloadable(model, settings.quant, name)   # a format the command would not load is not planned
     if engine(name).hub_checkpoints:
-        return pooled_checkpoint(model, settings)
+        return pooled_checkpoint(model, settings, gpus)
     if settings.quant and engine(name).quant_from_config_only and (published := _published_for_load(model, settings)):
         return published
     if settings.quant and own_format:
@@ -253,7 +255,31 @@ def unsloth_substitute(model: ModelSpec, asked: str | None, fetched: str | None)
     return why
 
 
-def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
+# the --quant words the pooled engines' hint offers, and the format each plans without a published checkpoint of it
+# (fp8: quantized at load; awq / gptq / nvfp4: a folder made first — pooled_checkpoint's branches below)
+HINT_QUANTS = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "nvfp4": "ct-nvfp4"}
+
+
+def hint_quants(model: ModelSpec, runtime: str, gpus: tuple[str, ...]) -> list[str]:
+    """The --quant words worth offering on these GPUs: each format's plan is dropped where the engine's own kernel
+    check refuses it on one of them (runtimes/published.kernel_check: ModelOpt NVFP4 on ROCm, NVFP4 below compute
+    capability 8.0, FP8 below 7.5 …), and NVFP4 on any AMD GPU (NVIDIA's FP4 format: vLLM's ROCm platform refuses
+    ModelOpt's, and no FP4 GEMM runs a compressed-tensors one there — rocm_kernel_check's note)."""
+    from .runtimes.published import gpu_gfx_target, kernel_check, published_checkpoint
+
+    amd = any(gpu_gfx_target(g) for g in gpus)
+    out = []
+    for word, made in HINT_QUANTS.items():
+        entry = published_checkpoint(model, word)
+        fmt = entry["format"] if entry else made
+        if word == "nvfp4" and amd or any(kernel_check(fmt, g, runtime)[0] for g in gpus):
+            continue
+        out.append(word)
+    return out
+
+
+def pooled_checkpoint(model: ModelSpec, settings: Settings,
+                      gpus: tuple[str, ...] = ()) -> tuple[Settings, tuple[Step, ...]]:
     """vLLM and SGLang serve a checkpoint as stored, so without --quant the plan is the repo named (the catalog's
     official one) — what `vllm serve REPO` pulls — and the published quantized checkpoints are said, and offered as
     fixes. --quant fp8 / awq / gptq plans the published checkpoint of that format (data/published_checkpoints.json);
@@ -269,9 +295,12 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
         if not others:
             return settings, ()
         listed = ", ".join(f"{e['repo']} ({e['label']})" for e in others)
+        words = hint_quants(model, runtime, gpus)
+        hint = (f" — --quant {', '.join(words[:-1])} or {words[-1]} plans one" if len(words) > 1
+                else f" — --quant {words[0]} plans one" if words else "")
         return settings, (Step("checkpoint", f"planned as stored in {model.repo_id or model.id} ({stored}), the repo "
-                               f"the command pulls; published quantized checkpoints: {listed} — --quant fp8, awq, "
-                               "gptq or nvfp4 plans one", model.repo_id or model.id, "data/published_checkpoints.json"),)
+                               f"the command pulls; published quantized checkpoints: {listed}{hint}",
+                               model.repo_id or model.id, "data/published_checkpoints.json"),)
     entry = published_checkpoint(model, q)
     if entry:
         from .runtimes.published import _data

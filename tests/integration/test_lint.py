@@ -155,7 +155,7 @@ def test_each_planner_reads_only_its_own_options():
 # --- one direction of imports (ARCHITECTURE.md) ----------------------------------------------------------------------
 PACKAGE = ROOT / "src" / "runlocal"
 # the planning chain, lowest first: a module imports only its own rank or lower, function-local imports included
-PLANNING_RANKS = {"runtimes": 0, "verdict": 1, "weights": 1, "search": 1, "fixes": 2, "plan": 3,
+PLANNING_RANKS = {"runtimes": 0, "verdict": 1, "weights": 1, "search": 1, "fixes": 2, "fixes_replan": 2, "plan": 3,
                   "check": 4, "choose": 4, "compare": 4, "sweep": 4, "diagnose": 4}
 # facts import nothing of the planning chain (hardware/ is not among them: targets and assumed_ram build and read
 # runtimes.Target and plans)

@@ -212,3 +212,29 @@ def test_signal_mid_probe_stores_the_steps_measured(tmp_path, sig):
     assert doc["max_context_ok"] == 1024 and sig in doc["stopped_because"]
     rows = BenchmarkStore(f"sqlite:///{tmp_path / 'benchmarks.sqlite3'}").list()
     assert len(rows) == 1 and rows[0]["max_context"] == 1024
+
+
+@pytest.mark.parametrize("token_delay, stored", [(0.0002, False), (0.05, True)])
+def test_probe_stores_only_what_the_device_can_produce_and_says_under_what(tmp_path, token_delay, stored):
+    """review21 #1: a server named Qwen3-8B-Q4_K_M.gguf is read as qwen3-8b at Q4_K_M. On a CPU that model decodes
+    at most 2 × 614.4 GB/s (12-channel DDR5-6400, the fastest CPU memory in the catalog) / 5.02 GB ≈ 245 tokens/s:
+    a server decoding ~1,000+ tokens/s is not that model on a CPU and is not stored; one at ≤ 20 tokens/s is, and
+    the output says under which model, quant and device, with its id."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    with fake_server(n_ctx=1024, token_delay=token_delay, model_id="/models/Qwen3-8B-Q4_K_M.gguf") as (url, _):
+        args = [sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "1",
+                "--max-context", "512", "--max-tokens", "8", "--device", "CPU"]
+        doc = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, env=env, timeout=60).stdout)
+        text = subprocess.run([*args, "--no-store"], capture_output=True, text=True, env=env, timeout=60).stdout
+    assert doc["stored_as"] == {"model": "qwen3-8b", "quant": "Q4_K_M", "device": "CPU", "runtime": "llama.cpp"}
+    if stored:
+        assert doc["stored_id"] == 1 and "not_stored" not in doc
+        assert "read as qwen3-8b Q4_K_M on CPU" in text
+    else:
+        assert "stored_id" not in doc and doc["not_stored"].startswith("decode_tokens_per_s:")
+        assert "not stored as qwen3-8b Q4_K_M on CPU" in text and "--model" in text

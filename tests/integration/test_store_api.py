@@ -171,9 +171,10 @@ def test_a_device_or_runtime_no_one_plans_is_not_stored(client, headers, change,
 
 
 @pytest.mark.parametrize("change", [{"device": "rtx-4090"}, {"device": "4090"}, {"device": "CPU"},
-                                    {"runtime": "vllm==0.19.0"}, {"runtime": "Ollama"}])
+                                    {"runtime": "vllm==0.19.0", "quant": "awq"}, {"runtime": "Ollama"}])
 def test_catalog_names_and_versioned_runtimes_are_stored(client, change):
     # nvidia-smi's name (BENCH's "NVIDIA GeForce RTX 4090"), the catalog id, an alias; probe's "CPU"; NAME==VERSION
+    # (vLLM with a quant it runs: BENCH's Q4_K_M is a GGUF type, refused for vLLM as `check -r vllm` refuses it)
     assert client.post("/api/v1/benchmarks", json={**BENCH, **change}).status_code == 201
 
 
@@ -297,3 +298,17 @@ def test_listing_never_fails_on_rows_an_older_version_stored(client, store_url):
         assert row["settings"] == {"t": None} and row["max_context"] is None
     else:
         assert row["prefill_tokens_per_s"] is None and row["settings"] == {"ctx": 8192}
+
+
+@pytest.mark.parametrize("decode, status", [(2419.3, 422), (1_000_000.0, 422), (20.0, 201)])
+def test_a_cpu_submission_is_bounded_by_the_fastest_cpu_memory(client, decode, status):
+    """review21 #1: an anonymous "CPU" row at 1,000,000 tokens/s was stored (201) while the same row on an RTX 4090
+    was refused. By hand: 12-channel DDR5-6400 moves 12 × 8 B × 6,400 MT/s = 614.4 GB/s, so qwen3-8b's 5.02 GB of
+    Q4_K_M weights decode at most 2 × 614.4 / 5.02 ≈ 245 tokens/s on any CPU (well under 2,419; 20 is plausible)."""
+    body = {**BENCH, "device": "CPU", "model": "qwen3-8b", "quant": "Q4_K_M", "decode_tokens_per_s": decode,
+            "max_context": 8192}
+    r = client.post("/api/v1/benchmarks", json=body)
+    assert r.status_code == status, r.text
+    if status == 422:
+        assert r.json()["detail"][0]["loc"] == ["body", "decode_tokens_per_s"]
+        assert "fastest CPU memory in the catalog" in r.json()["detail"][0]["msg"]

@@ -239,9 +239,11 @@ def test_probe_reads_a_gguf_file_name_as_the_catalog_model(tmp_path):
     env = _env(tmp_path)
     served = {**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}"}
     probe = [sys.executable, "-m", "runlocal.cli", "probe", "--max-concurrency", "1", "--max-tokens", "4",
-             "--device", "CPU", "--json"]      # CPU: no bandwidth bound on the fake server's loop-fast decode
+             "--device", "CPU", "--json"]
+    # ≤ 20 tokens/s (a token each 50 ms): below what qwen3-8b Q4_K_M can decode on a CPU (review21 #1: a record
+    # faster than the catalog's fastest CPU memory allows, ~265 tokens/s, is neither stored nor submitted)
     with runlocal_serve(served) as (base, _):
-        with fake_server(n_ctx=1024, model_id="/models/Qwen3-8B-Q4_K_M.gguf") as (url, _):
+        with fake_server(n_ctx=1024, model_id="/models/Qwen3-8B-Q4_K_M.gguf", token_delay=0.05) as (url, _):
             r = subprocess.run([*probe, "--url", url, "--submit", base], check=False, capture_output=True, text=True,
                                env=env, timeout=60)
         assert r.returncode == 0 and json.loads(r.stdout)["submitted"] is True, r.stderr

@@ -9,7 +9,10 @@ Independent sources, written out:
   (2021-10-18); Mac mini $599 with M2 and $1,299 with M2 Pro (2023-01-17; the 16-inch MacBook Pro M2 Pro was
   $2,499); 14-inch MacBook Pro $1,599 with M3 and $1,999 with M3 Pro (2023-10-30; 16-inch $2,499); Mac mini $599
   with M4 and $1,399 with M4 Pro (2024-10-29; the 16-inch MacBook Pro M4 Pro, 2024-10-30, was $2,499); Mac Studio
-  M4 Max $1,999 (2025-03-05); 14-inch MacBook Pro M5 $1,599 (2025-10-15).
+  M4 Max $1,999 (2025-03-05); 14-inch MacBook Pro M5 $1,599 (2025-10-15); Mac Studio M3 Ultra $3,999 (2025-03-05,
+  review21 #3; Macworld's report of that day, as english.worldmagazine.it/431260 copies it: "standard configuration
+  ... M3 Ultra chip with a 28-core CPU ..., 60-core GPU, 96GB of unified memory (819GBps memory bandwidth) ... Priced
+  at $3,999").
 - The base configurations (Apple's tech-spec pages, support.apple.com/en-us/docs/mac): Mac mini M1 8-core GPU 8 GB;
   14-inch MacBook Pro M1 Pro 14-core GPU 16 GB; Mac mini M2 10-core GPU 8 GB; Mac mini M2 Pro 16-core GPU 16 GB;
   14-inch M3 10-core GPU 8 GB; 14-inch M3 Pro 14-core GPU 18 GB; Mac mini M4 10-core GPU 16 GB; Mac mini M4 Pro
@@ -35,7 +38,8 @@ BASE = {"m1-8gb": (699, "2020-11-10", 8, 8, 8), "m1-pro-16gb": (1999, "2021-10-1
         "m2-8gb": (599, "2023-01-17", 10, 8, 10), "m2-pro-16gb": (1299, "2023-01-17", 16, 16, 19),
         "m3-8gb": (1599, "2023-10-30", 10, 8, 10), "m3-pro-18gb": (1999, "2023-10-30", 14, 18, 18),
         "m4-16gb": (599, "2024-10-29", 10, 16, 10), "m4-pro-24gb": (1399, "2024-10-29", 16, 24, 20),
-        "m4-max-36gb": (1999, "2025-03-05", 32, 36, 32), "m5-16gb": (1599, "2025-10-15", 10, 16, 10)}
+        "m4-max-36gb": (1999, "2025-03-05", 32, 36, 32), "m5-16gb": (1599, "2025-10-15", 10, 16, 10),
+        "m3-ultra-96gb": (3999, "2025-03-05", 60, 96, 80)}
 # the 16-inch MacBook Pro's starting price, which the four Pro entries carried before (same newsroom pages)
 SIXTEEN_INCH = {"m1-pro-16gb": 2499, "m2-pro-16gb": 2499, "m3-pro-18gb": 2499, "m4-pro-24gb": 2499}
 FULL_BIN_TFLOPS = {8: 2.6, 16: 5.2, 10: 3.6, 19: 6.8}      # M1, M1 Pro, M2, M2 Pro full-GPU bins

@@ -76,3 +76,19 @@ def test_the_site_verdict_badge_carries_the_clis_ram_condition(tmp_path):
     stated = client.get("/", params={"model": "llama-3.1-70b", "gpu": "rtx-4060", "ctx": "131072", "ram": "96G"}).text
     badge = re.search(r'<span class="badge (\w+)">([^<]*)</span>', stated)
     assert badge and badge.groups() == ("tight", "Tight")
+
+
+def test_a_cpu_only_plan_says_nothing_is_kept_for_the_os():
+    """review20 §13: a 16 GB CPU-only machine was told 91,904 tokens start with 0 GiB left. No runtime reserves RAM for
+    the OS on a CPU-only run, by their sources: llama.cpp's llama_params_fit_impl returns with "no devices with
+    dedicated memory found" before any margin; Ollama's llm/server.go compares the model's RAM with
+    "available := FreeMemory + FreeSwap" (what the OS holds is already not free). So the plan says so, and says
+    which --ram to give, whether the RAM is given, assumed or a named memory system's."""
+    from runlocal.hardware.targets import targets_from_options
+
+    for gpu, ram, gib in (("cpu", "16G", 16), ("none", None, 32), ("ddr4-3200", None, 32)):
+        _, notes = targets_from_options(gpu, None, ram)
+        said = [n for n in notes if "nothing kept for the OS" in n]
+        assert len(said) == 1 and said[0].startswith(f"RAM: all {gib} GiB planned as usable"), (gpu, notes)
+        assert "set --ram to the RAM free" in said[0]
+    assert not any("nothing kept" in n for n in targets_from_options("rtx-4090", None, "16G")[1])   # GPU plans: not said

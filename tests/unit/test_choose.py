@@ -97,7 +97,8 @@ def test_budget_filters_and_counts_what_it_left_out(best8, llama8b):
     assert cut.ranked and all(r["price_usd"] <= budget for r in cut.ranked)
     assert [r["spec"] for r in cut.ranked] == [r["spec"] for r in best8.ranked if r["price_usd"] <= budget]
     assert cut.over_budget == sum(1 for r in best8.ranked if r["price_usd"] > budget)
-    assert cut.unpriced == []          # no price, no way to honour a budget
+    # no price, no way to honour a budget: listed apart, unranked, not dropped unsaid (review21 #5)
+    assert [r["spec"] for r in cut.unpriced] == [r["spec"] for r in best8.unpriced]
     with pytest.raises(InputError):
         choose.best(llama8b, budget_usd=0)
 
@@ -110,7 +111,8 @@ def test_used_prices_where_cited_and_launch_prices_otherwise(llama8b):
     assert by_id["rtx-3090"]["unit_price_usd"] == raw["rtx-3090"]["used_price_usd"]
     assert by_id["rtx-3090"]["price_source"].startswith("https://")
     assert by_id["rtx-4090"]["price_kind"] == "launch" and by_id["rtx-4090"]["price_note"]
-    assert any("no used-market price" in n for n in res.notes)
+    assert "--used: a used-market price is recorded for 1 device(s) here (rtx-3090); 1 configuration(s)" in " ".join(
+        res.notes)
 
 
 def test_multi_gpu_rows_only_for_runtimes_that_split(llama70b):

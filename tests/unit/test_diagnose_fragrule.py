@@ -47,10 +47,10 @@ RAGFLOW_5262 = (
 
 @pytest.mark.parametrize(("paste", "answer"), [
     # 20 MiB asked, 2.25 MiB free: the 3.69 GiB unused would hold it, but it is 19 % of the 19.78 GiB of tensors
-    # (reserved 1.19 x allocated): a full card, no phase said -> the load, its label
-    (DEEPSEEK_17, "cuda_oom_load"),
-    # 775.25 MiB unused beside 14.19 GiB of tensors (5.3 %) -> the load, its label
-    (TEXTGEN_5418, "cuda_oom_load"),
+    # (reserved 1.19 x allocated): a full card, no phase said -> phase not stated (labelled the load), not fragmentation
+    (DEEPSEEK_17, "cuda_oom_phase_unstated"),
+    # 775.25 MiB unused beside 14.19 GiB of tensors (5.3 %) -> phase not stated (labelled the load)
+    (TEXTGEN_5418, "cuda_oom_phase_unstated"),
 ])
 def test_a_small_unused_share_at_a_full_card_is_the_load_not_fragmentation(paste, answer):
     assert diagnose_text(paste).category == answer
@@ -60,7 +60,7 @@ def test_a_grown_prompt_with_an_eighth_unused_is_not_fragmentation():
     # 18.15 - 16.04 = 2.11 GiB unused would hold the 1.27 GiB block (0.27 free short by 1.0), but it is 13 % of the
     # tensors. The thread's cause is the prompt, which nothing in the paste says: the answer is the no-evidence load,
     # a miss kept (labelled long context), no longer fragmentation
-    assert diagnose_text(H2OGPT_694).category == "cuda_oom_load"
+    assert diagnose_text(H2OGPT_694).category == "cuda_oom_phase_unstated"
 
 
 def test_more_unused_than_in_tensors_is_fragmentation_whatever_the_blocks_size():

@@ -173,7 +173,7 @@ def test_a_cache_holding_more_unused_than_in_tensors_is_fragmentation_even_in_a_
 def test_the_same_figures_with_no_phase_are_not_fragmentation():
     # Langchain-Chatchat#229's line alone: 1.13 GiB unused beside 20.99 GiB of tensors (reserved = 1.05 x allocated),
     # so no phase evidence leaves the load (the no-evidence default), not the allocator's layout
-    assert diagnose_text(CHAT_OOM).category == "cuda_oom_load"
+    assert diagnose_text(CHAT_OOM).category == "cuda_oom_phase_unstated"
 
 
 def test_a_quarter_of_the_card_on_a_line_that_names_the_run_is_the_input_even_under_a_load_script():

@@ -96,7 +96,7 @@ def test_tensorflows_cufft_registration_banner_above_a_torch_oom_does_not_make_i
               "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 172.00 MiB. GPU 0 has a total capacity "
               "of 11.72 GiB of which 98.56 MiB is free. Including non-PyTorch memory, this process has 11.61 GiB "
               "memory in use.\n")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_pytorch_cufft_alloc_failed_in_a_training_step_is_the_cards_memory():
@@ -124,7 +124,7 @@ def test_dotnet_out_of_memory_loading_an_onnx_model_on_directml_is_the_cards():
               "complete this operation. (0x8007000E (E_OUTOFMEMORY))\n"
               "   at Microsoft.ML.OnnxRuntimeGenAI.Model..ctor(String modelPath)\n"
               "   at ChatApp.Program.Main(String[] args) in C:\\src\\ChatApp\\Program.cs:line 14\n")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_dotnet_out_of_memory_with_no_card_named_stays_host_ram():

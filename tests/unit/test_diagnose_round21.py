@@ -151,4 +151,4 @@ def test_the_load_said_stays_the_load(said):
 
 def test_a_cuda_oom_with_no_phase_words_stays_the_load():
     # the tuning set's phase-less CUDA out-of-memory texts are mostly the load (docs/diagnosis.md, round 22 section)
-    assert diagnose_text("RuntimeError: CUDA out of memory").category == "cuda_oom_load"
+    assert diagnose_text("RuntimeError: CUDA out of memory").category == "cuda_oom_phase_unstated"

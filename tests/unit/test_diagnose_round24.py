@@ -32,7 +32,7 @@ def test_a_prefill_chunk_setting_echoed_at_start_up_is_not_the_run():
               "llm_chat.ts:180 Using maxWindowLength:  4096\n"
               "llm_chat.ts:202 Using Paged KVCache\n"
               "vkAllocateMemory failed with VK_ERROR_OUT_OF_DEVICE_MEMORY")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_out_of_device_memory_during_prefill_is_still_the_run():

@@ -86,7 +86,7 @@ def test_the_same_bare_out_of_memory_with_no_evidence_stays_the_load():
     # look-alike (vLLM#1949, a start-up): PyTorch's message alone, no emitter, counter or phase word
     pasted = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 0 has a total capacty "
               "of 23.64 GiB of which 1.42 GiB is free. Process 2722 has 22.22 GiB memory in use.")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_memory_said_to_grow_to_a_figure_is_the_run():
@@ -99,11 +99,12 @@ def test_memory_said_to_grow_to_a_figure_is_the_run():
 
 def test_serving_alone_or_a_size_needed_is_not_growth():
     # look-alikes: "when serving" a model that fails to start (Awesome-ML-SYS-Tutorial#106, labelled the load) and a
-    # size the model needs, with no growth said
+    # size the model needs, with no growth said; the first names a parameter count (32B), the load's sign where no phase
+    # is stated since session 21's diagnose21c (cuda_oom.PARAMETER_COUNT), so it is answered its label, the load
     assert diagnose_text("torch.OutOfMemoryError: CUDA out of memory when serving 32B model "
                          "(Qwen2.5-Coder-32B-Instruct)").category == "cuda_oom_load"
     assert diagnose_text("torch.OutOfMemoryError: CUDA out of memory. The model needs 46GB and my card has "
-                         "24GB").category == "cuda_oom_load"
+                         "24GB").category == "cuda_oom_phase_unstated"
 
 
 def test_xpu_capacity_without_the_free_figure_is_read():

@@ -121,7 +121,7 @@ def test_inference_run_on_a_small_card_is_the_input_not_the_layout():
 def test_the_same_figures_with_no_phase_are_not_fragmentation():
     # the message alone: 614 MiB unused beside 2.97 GiB of tensors (reserved = 1.2 x allocated, not PyTorch's ">>"),
     # so with no phase said it is the no-evidence default, the load
-    assert diagnose_text(_SMALL_CARD).category == "cuda_oom_load"
+    assert diagnose_text(_SMALL_CARD).category == "cuda_oom_phase_unstated"
 
 
 def test_requested_tokens_over_the_context_window_are_not_memory():

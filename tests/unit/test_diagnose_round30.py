@@ -110,4 +110,4 @@ def test_a_library_s_execution_banner_is_no_run():
               "[16:56:46] D:\\a\\utils\\utils\\tvm\\src\\runtime\\vulkan\\vulkan_buffer.cc:61:\n"
               "An error occurred during the execution of TVM.\n"
               "  Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"

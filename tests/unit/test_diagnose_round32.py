@@ -66,6 +66,7 @@ def test_sentence_transformers_roberta_holding_9_gib_on_an_11_gib_card_is_the_ru
 
 def test_the_same_figures_with_a_13b_llm_named_stay_the_load():
     # look-alike by its numbers: 9.5 GiB is what a 13B model's weights fill while they load (no run evidence)
+    # (13b: a parameter count named, the load's sign where no phase is stated since session 21's diagnose21c)
     assert diagnose_text(ROBERTA_OOM + "\nI used a llama-2-13b model").category == "cuda_oom_load"
 
 
@@ -77,7 +78,7 @@ def test_an_encoder_beside_a_larger_model_caps_nothing():
            "120.00 MiB is reserved by PyTorch but unallocated.")
     rag = ("I build embeddings with sentence-transformers/all-MiniLM-L6-v2 and answer with "
            "meta-llama/Llama-2-13b-chat-hf on my 3090.\n" + oom)
-    assert diagnose_text(rag).category == "cuda_oom_load"
+    assert diagnose_text(rag).category == "cuda_oom_load"  # a parameter count named: the load's sign (diagnose21c)
     encoder_only = "I build embeddings with sentence-transformers/all-MiniLM-L6-v2 on my 3090.\n" + oom
     assert diagnose_text(encoder_only).category == "cuda_oom_long_context"
 
@@ -90,14 +91,14 @@ def test_a_roberta_said_to_be_loading_stays_the_load():
 
 def test_an_xxl_roberta_named_by_its_size_is_no_small_encoder():
     # look-alike: XLM-R XXL (10.7B parameters) can fill the card with its weights alone
-    assert diagnose_text(ROBERTA_OOM + "\nI used facebook/xlm-roberta-xxl").category == "cuda_oom_load"
+    assert diagnose_text(ROBERTA_OOM + "\nI used facebook/xlm-roberta-xxl").category == "cuda_oom_phase_unstated"
 
 
 def test_a_roberta_with_a_small_allocation_stays_the_load():
     # look-alike: 2.1 GiB allocated is within what a large encoder's weights can be: no evidence of a run
     pasted = ("RuntimeError: CUDA out of memory. Tried to allocate 34.00 MiB (GPU 0; 3.82 GiB total capacity; 2.10 GiB "
               "already allocated; 17.56 MiB free; 76.30 MiB cached)\nI used a roberta model")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_an_empty_process_refused_bert_bases_embedding_is_the_load():
@@ -108,4 +109,4 @@ def test_an_empty_process_refused_bert_bases_embedding_is_the_load():
               "while running the same code.\n"
               "RuntimeError: CUDA out of memory. Tried to allocate 90.00 MiB (GPU 0; 14.76 GiB total capacity; 0 bytes "
               "already allocated; 43.44 MiB free; 0 bytes reserved in total by PyTorch)")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from runlocal.diagnose import diagnose_text
 
-DEVICE = {"cuda_oom_load", "cuda_oom_long_context"}
+DEVICE = {"cuda_oom_load", "cuda_oom_long_context", "cuda_oom_phase_unstated"}
 
 
 # -- OpenVINO's GPU plugin: "out of GPU resources" is a device buffer it could not create ----------------------------

@@ -79,7 +79,7 @@ def test_a_layer_being_built_or_the_model_moved_is_not_the_forward_pass():
              'on the line\n self.lstm1 = nn.LSTM(512, 512)')
     moved = ('"Could not allocate tensor with 81544192 bytes. There is not enough GPU video memory available!"\n'
              'on the line\n model = self.to(device)')
-    assert diagnose_text(built).category == "cuda_oom_load"
+    assert diagnose_text(built).category == "cuda_oom_phase_unstated"
     assert diagnose_text(moved).category == "cuda_oom_load"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from runlocal.diagnose import diagnose_text
 
-DEVICE = {"cuda_oom_load", "cuda_oom_long_context"}
+DEVICE = {"cuda_oom_load", "cuda_oom_long_context", "cuda_oom_phase_unstated"}
 
 
 # -- the JVM's heap is host memory ------------------------------------------------------------------------------------

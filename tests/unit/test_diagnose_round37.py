@@ -142,7 +142,7 @@ def test_a_runtime_choosing_its_gemm_algorithm_at_start_up_stays_the_load():
               "_create_model_instance\n"
               "    model_inst = self.tm_model.model_comm.create_model_instance(\n"
               "RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:231")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 def test_cufft_failing_to_allocate_on_a_second_deconvolution_is_the_run():
@@ -176,7 +176,7 @@ def test_a_question_about_what_training_needs_is_no_run():
               "我这边是A100 40G显存。即使用 lmdeploy chat /root/InternVL/ --cache-max-entry-count 0.01 量化。也是 "
               "RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/"
               "memory_utils.cu:32   错误")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
+    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
 
 
 # -- a retried allocation with the card full -----------------------------------------------------------------------

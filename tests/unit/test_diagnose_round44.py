@@ -137,4 +137,4 @@ def test_inputs_served_one_after_another_before_the_oom_make_it_the_run():
 
 def test_the_same_oom_without_the_count_keeps_its_answer():
     # nothing says the model had loaded: the corpus's PyTorch OOM with no phase word stays the load
-    assert diagnose_text(TORCH_OOM).category == "cuda_oom_load"
+    assert diagnose_text(TORCH_OOM).category == "cuda_oom_phase_unstated"

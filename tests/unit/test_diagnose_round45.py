@@ -52,7 +52,7 @@ def test_the_nvml_assert_inside_pytorchs_oom_message_is_the_oom():
     # the thread: 13B parameters in fp32 are 13e9 x 4 B = 52 GB against a 40 GB slice; the assert hides that OOM
     assert 13e9 * 4 / 1e9 > 40
     d = diagnose_text(PYTORCH_112377)
-    assert d.category == "cuda_oom_load"
+    assert d.category == "cuda_oom_phase_unstated"
 
 
 def test_the_same_assert_after_a_request_is_the_run():
@@ -109,7 +109,7 @@ def test_ggmls_buffer_allocator_without_its_first_letter_is_still_ggml():
 def test_other_failed_to_allocate_lines_keep_their_answers():
     # a PyTorch-style "failed to allocate" with no ggml function name does not become ggml's
     assert diagnose_text("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 7.79 GiB total "
-                         "capacity)\n").category == "cuda_oom_load"
+                         "capacity)\n").category == "cuda_oom_phase_unstated"
 
 
 # https://github.com/noonghunna/club-3090/issues/16 (vLLM V1 serving on a 24 GB RTX 3090; the OOM, then the API server)

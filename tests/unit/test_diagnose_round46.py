@@ -133,7 +133,7 @@ def test_koboldais_api_oom_relayed_by_tavernai_is_a_request():
 def test_koboldais_oom_line_without_its_api_wrapper_keeps_the_load():
     # the same PyTorch figures with no request said (phase.py's default for no evidence is the load)
     line = TAVERNAI_15.split("memory: ", 1)[1].split("',")[0] + "\n"
-    assert diagnose_text(line).category == "cuda_oom_load"
+    assert diagnose_text(line).category == "cuda_oom_phase_unstated"
 
 
 # https://github.com/SeanScripts/ComfyUI-PixtralLlamaMolmoVision/issues/8 (a 217-frame batch to Pixtral in ComfyUI)
@@ -157,7 +157,7 @@ def test_a_tokenised_prompt_after_the_load_is_the_run():
 
 def test_the_same_node_without_its_prompt_line_stays_the_load():
     text = COMFYUI_PIXTRAL_8.replace("Prompt tokens: 8\n", "")
-    assert diagnose_text(text).category == "cuda_oom_load"
+    assert diagnose_text(text).category == "cuda_oom_load"  # a parameter count named: the load's sign (diagnose21c)
 
 
 def test_llama_perplexitys_pass_over_chunks_is_the_run():

@@ -40,7 +40,7 @@ LLAMACPP_25191 = (
 
 def test_pytorchs_nvml_assert_is_its_out_of_memory_with_the_file_on_the_next_line():
     d = diagnose_text(NVFORUM_370049)
-    assert d.category == "cuda_oom_load"
+    assert d.category == "cuda_oom_phase_unstated"
 
 
 @pytest.mark.parametrize("text", [

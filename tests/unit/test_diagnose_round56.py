@@ -93,7 +93,7 @@ def test_zero3_partitioning_weights_as_from_pretrained_makes_them_stays_the_load
 
 def test_the_allocator_line_alone_still_states_no_phase():
     d = diagnose_text(ALLOCATOR_LINE)
-    assert d.category == "cuda_oom_load" and d.entry is not None and d.entry.id == "cuda-oom-phase-unstated"
+    assert d.category == "cuda_oom_phase_unstated" and d.entry is not None and d.entry.id == "cuda-oom-phase-unstated"
 
 
 def test_a_run_logging_its_inputs_length_is_the_run():
@@ -106,7 +106,7 @@ def test_a_run_logging_its_inputs_length_is_the_run():
 ])
 def test_a_configured_maximum_length_is_not_an_input_being_run(config_line):
     d = diagnose_text(config_line + ALLOCATOR_LINE)
-    assert d.category == "cuda_oom_load" and d.entry is not None and d.entry.id == "cuda-oom-phase-unstated"
+    assert d.category == "cuda_oom_phase_unstated" and d.entry is not None and d.entry.id == "cuda-oom-phase-unstated"
 
 
 @pytest.mark.parametrize("text", [TRTLLM_DOCS, TRTLLM_694, TRTLLM_WINDOW])

@@ -26,7 +26,7 @@ def _answer(text: str) -> tuple[str, str | None]:
 
 
 RUN = ("cuda_oom_long_context", "cuda-oom-long-context")
-UNSTATED = ("cuda_oom_load", PHASE_UNSTATED_ID)
+UNSTATED = ("cuda_oom_phase_unstated", PHASE_UNSTATED_ID)
 
 # huggingface/trl#2776 (a GRPO run's traceback, as pasted under torchrun's [rank0]: prefix): the optimizer's step
 _OOM_94 = ("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 130.00 MiB. GPU 0 has a total "

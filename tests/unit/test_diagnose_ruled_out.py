@@ -87,12 +87,12 @@ def test_the_host_killed_or_out_of_memory_is_the_oom_killer(said):
 @pytest.mark.parametrize("said, category", [
     # the user killed it after a CUDA OOM: still the card
     ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\nOOM, so I killed the server and "
-     "restarted it", "cuda_oom_load"),
+     "restarted it", "cuda_oom_phase_unstated"),
     # a container stopped from outside: 137 after docker stop is not a lack of memory
     ("docker stop llm: container exited with code 137", "not_memory"),
     # a system named next to a CUDA OOM is a description of the machine
     ("Operating system: Ubuntu 22.04, 64 GB RAM\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
-     "20.00 MiB", "cuda_oom_load"),
+     "20.00 MiB", "cuda_oom_phase_unstated"),
 ])
 def test_kill_and_system_words_that_are_not_the_host_running_out(said, category):
     assert diagnose_text(said).category == category

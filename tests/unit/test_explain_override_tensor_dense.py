@@ -75,3 +75,16 @@ def test_whole_moved_experts_stay_the_splits_words():
     # contrast: the up experts of block 19 moved too, so block 19 joins the split's words and no rule's words remain
     step = _moe_weights_step(r"blk\.(19|2[0-9]|3[01])\.ffn_(up|down|gate)_exps=CPU")
     assert "routed experts of 13 layers (blocks 19–31)" in step.formula and "-ot " not in step.formula
+
+
+def test_the_loaders_override_line_is_cited_only_where_a_rule_moves_tensors():
+    """review20b finding 13: the weights step cited src/llama-model-loader.cpp's "buffer type overridden to" line for
+    every llama.cpp plan. The loader prints it only for a tensor a buffer-type override matches: -ot's rules, and
+    --n-cpu-moe / --cpu-moe, which common/arg.cpp adds as overrides of the experts' names — the public CUDA --cpu-moe
+    logs (measurements, tests/accuracy/test_llamacpp_cpumoe_public.py) each show "overridden to CUDA_Host"."""
+    line = "buffer type overridden to"
+    assert line not in _weights_step().source                                    # no rule: no such log line
+    assert line in _weights_step(r"blk\.(1[0-9])\.ffn_.*=CPU").source
+    plan = check(CheckRequest(model="qwen3-30b-a3b", gpu="rtx-4090", ram="64G", n_cpu_moe=10,
+                              use_measurements=False))[0]
+    assert line in next(st for st in plan.steps if st.label == "weights" and "layers on GPU" in st.formula).source

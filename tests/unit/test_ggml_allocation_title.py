@@ -47,3 +47,14 @@ def test_a_pinned_host_buffer_is_titled_as_page_locked_ram():
 
 def test_no_buffer_named_says_no_device():
     assert ggml_allocation_title("Mixtral OOM", {}) == "llama.cpp / ggml: memory allocation failed (out of memory)"
+
+
+def test_the_entrys_own_title_covers_every_buffer_its_lines_name():
+    """The entry's own title (the errors directory lists it; a diagnosis titles by buffer above) said cudaMalloc alone
+    (mends20, left), while the lines it matches — the source lines above — are CUDA, CPU, Vulkan and OpenCL buffers and
+    ggml-cuda's cudaMallocHost: every kind is named, cudaMalloc among them."""
+    entry = diagnose_text(CASES[0][0], runtime="llama.cpp").entry
+    assert entry is not None
+    for words in ("cudaMalloc", "hipMalloc", "Vulkan", "pinned host memory", "a CPU buffer in RAM"):
+        assert words in entry.title
+    assert not entry.title.startswith("llama.cpp / ggml: device allocation failed")

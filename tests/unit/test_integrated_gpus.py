@@ -52,6 +52,16 @@ def test_a_bare_jetson_orin_nano_names_the_variant_it_took():
     assert "jetson-orin-nano-original-8gb" in note and "jetson-orin-nano-4gb" in note
 
 
+@pytest.mark.parametrize("name", ["orin-nano-super", "jetson orin nano super"])
+def test_a_name_saying_super_has_chosen_the_clocks(name):
+    """NVIDIA's "Super boost" post (devices.json source jetson-orin-nano-super): Super is JetPack 6.1+'s clocks of the 8 GB
+    Orin Nano, 68 → 102 GB/s. A name that says "super" already picked them, so no note asks which version it is (the
+    catalog's original-clocks 8 GB and 4 GB modules are not Super parts); the bare name keeps its note (above)."""
+    device = find_device(name)
+    assert device.id == "jetson-orin-nano-super-8gb" and device.bandwidth_gbs == 102.0
+    assert variant_note(name, device) is None
+
+
 @pytest.mark.parametrize("name, vendor, first", [("rtx 3070m", "nvidia", "rtx-3070"), ("gtx 1650m", "nvidia", "gtx-1660"),
                                                  ("rtx a2000m", "nvidia", None), ("rx 6800m", "amd", "rx-6800")])
 def test_a_discrete_laptop_card_suggests_discrete_cards(name, vendor, first):
@@ -65,3 +75,25 @@ def test_a_discrete_laptop_card_suggests_discrete_cards(name, vendor, first):
     assert suggested[0].vendor == vendor
     if first:
         assert err.value.suggestions[0] == first
+
+
+def test_the_assumed_fastest_ram_is_said_and_a_named_ram_is_planned():
+    """review20b: an iGPU's bandwidth is the fastest memory its chip takes; the laptop maker may fit slower RAM. The
+    spec pages (devices.json sources): Ryzen 7 7840U "DDR5-5600, LPDDR5x-7500"; Core i7-1165G7 "LPDDR4x-4266, DDR4-3200".
+    By hand, a laptop's two 64-bit channels: DDR5-5600 2 × 8 B × 5600 MT/s = 89.6 GB/s; DDR4-3200 = 51.2 GB/s."""
+    from runlocal.errors import InputError
+    from runlocal.hardware.targets import targets_from_options
+
+    targets, notes = targets_from_options("780m", None, None)
+    assert targets[0].bandwidth_gbs == 128 / 8 * 7500 / 1000
+    assert any("bandwidth assumed 120 GB/s, LPDDR5X-7500, the fastest memory the chip takes" in n
+               and "DDR5-5600 89.6 GB/s" in n and "--gpu 780m,ddr5-5600" in n for n in notes)
+    for spec in ("780m,ddr5-5600", "ddr5-5600,780m"):
+        targets, notes = targets_from_options(spec, None, None)
+        assert [t.bandwidth_gbs for t in targets] == [2 * 8 * 5600 / 1000] * 2      # the iGPU and the CPU side
+        assert [t.kind for t in targets] == ["unified", "cpu"]
+    targets, _ = targets_from_options("iris-xe,ddr4-3200", None, None)
+    assert targets[0].bandwidth_gbs == 2 * 8 * 3200 / 1000
+    with pytest.raises(InputError, match="takes LPDDR5X-7500 or DDR5-5600"):
+        targets_from_options("780m,ddr4-3200", None, None)          # not a memory the 7840U takes
+    assert not any("bandwidth assumed" in n for n in targets_from_options("arc-140v", None, None)[1])   # in package

@@ -41,10 +41,10 @@ def test_the_sycl_end_is_the_one_public_run():
 def test_the_groups_follow_the_vulkan_path_the_source_picks():
     # NV_coopmat2 on NVIDIA, coopmat1 / scalar elsewhere: NVIDIA's rows sit above the priced figure, AMD's mostly below
     assert BS.moe_prefill_range("vulkan", "NVIDIA") is BS.MOE_PREFILL_RANGES[("vulkan", "nvidia")]
-    assert BS.moe_prefill_range("vulkan", "intel") is BS.MOE_PREFILL_RANGES[("vulkan", "")]
+    assert BS.moe_prefill_range("vulkan", "AMD") is BS.MOE_PREFILL_RANGES[("vulkan", "amd")]
     assert BS.moe_prefill_range("rocm", "amd") is BS.MOE_PREFILL_RANGES[("rocm", "")]
     assert BS.moe_prefill_range("cuda", "nvidia") is None and BS.moe_prefill_range("metal", "apple") is None
-    assert BS.MOE_PREFILL_RANGES[("vulkan", "nvidia")].low > 1.0 > BS.MOE_PREFILL_RANGES[("vulkan", "")].low
+    assert BS.MOE_PREFILL_RANGES[("vulkan", "nvidia")].low > 1.0 > BS.MOE_PREFILL_RANGES[("vulkan", "amd")].low
 
 
 def test_a_vulkan_moe_plan_prints_the_range_around_its_priced_figure():
@@ -52,7 +52,7 @@ def test_a_vulkan_moe_plan_prints_the_range_around_its_priced_figure():
     low, high = plan.speed["prefill_range_tokens_per_s"]
     assert plan.speed["prefill_tokens_per_s"] is None and "mixture of experts on vulkan" in plan.speed[
         "prefill_not_predicted"]
-    rng = BS.MOE_PREFILL_RANGES[("vulkan", "")]
+    rng = BS.MOE_PREFILL_RANGES[("vulkan", "amd")]
     assert math.isclose(high / low, rng.high / rng.low, rel_tol=1e-3)    # one figure × the two ends
     assert f"prefill {low:,.0f}–{high:,.0f} tokens/s (a range, unvalidated" in (speed_phrase(plan) or "")
     step = next(s for s in plan.steps if s.label == "prefill range")
@@ -67,3 +67,17 @@ def test_a_rocm_fallback_plan_prints_a_range_a_cuda_or_dense_plan_none():
                  "--runtime llama.cpp --backend vulkan"):
         plan, _ = ask(line)
         assert plan.speed["prefill_tokens_per_s"] and "prefill_range_tokens_per_s" not in plan.speed
+
+
+def test_intel_on_vulkan_gets_no_other_vendors_spread():
+    """review20b: an Intel card on Vulkan took AMD's spread, worded "AMD's Vulkan MoE prompt rows". The tuning records
+    hold no Vulkan MoE prompt row from an Intel card (counted here from the records themselves), so an Arc B580's plan
+    prints neither a figure nor a range, and says the prompt is unmeasured there."""
+    ratios, pairs = _ratios()
+    assert not [r for r, _ in pairs if r.backend == "vulkan" and (r.device.vendor or "").lower() == "intel"]
+    assert ("vulkan", "intel") not in ratios and BS.moe_prefill_range("vulkan", "intel") is None
+    plan, _ = ask("runlocal check qwen3-30b-a3b --gpu arc-b580 --ram 64G --runtime llama.cpp --backend vulkan")
+    assert plan.speed["prefill_tokens_per_s"] is None and "prefill_range_tokens_per_s" not in plan.speed
+    step = next(s for s in plan.steps if s.label == "prefill speed")
+    assert "nor a range: no Intel card's Vulkan MoE prompt is among the measured rows" in step.formula
+    assert "unmeasured here" in step.formula and not any(s.label == "prefill range" for s in plan.steps)

@@ -19,8 +19,13 @@ FOUND = ROOT / "measurements" / "gguf_repos" / "found.jsonl"
 TAGS = json.loads(resources.files("runlocal.data").joinpath("ollama_tags.json").read_text())["models"]
 
 
-def records() -> list[dict]:
+def lines() -> list[dict]:
     return [json.loads(line) for line in FOUND.read_text().splitlines() if line.strip()]
+
+
+def records() -> list[dict]:
+    """The record that decides each alias: its last line (RULE.md Amendment 3: query 2's lines follow query 1's)."""
+    return list({rec["alias"]: rec for rec in lines()}.values())
 
 
 def matches_tag(file: str, tag: str) -> bool:
@@ -35,9 +40,29 @@ def test_data_is_what_apply_writes():
     assert run.returncode == 0, run.stderr
 
 
+def test_query_2_lines_follow_the_rule():
+    """RULE.md Amendment 3: session 20's 277 lines stay first and unchanged in number; every later line is a query-1
+    null reached by query 2 (both queries logged, the second `bartowski <base>-GGUF Q4_K_M`), a not_queried line, or a
+    session-20 repo gaining quants_only from its own why."""
+    all_lines = lines()
+    first = {r["alias"]: r for r in all_lines[:277]}
+    assert len(first) == 277
+    later = all_lines[277:]
+    q1_nulls = [a for a, r in first.items() if r["hf"] is None and not r.get("dropped")]
+    reached = [r["alias"] for r in later if len(r["queries"]) == 2]
+    unreached = [r["alias"] for r in later if r.get("query2") == "not_queried"]
+    assert reached + unreached == q1_nulls          # each null once, in found.jsonl order, reached ones first
+    for rec in later:
+        base = rec["repo_id"].split("/")[-1]
+        if len(rec["queries"]) == 2:
+            assert rec["queries"][1] == f"bartowski {base}-GGUF Q4_K_M", rec
+        elif rec.get("query2") != "not_queried":
+            assert rec["hf"] == first[rec["alias"]]["hf"] and "holds only" in rec["why"] and rec["quants_only"]
+
+
 def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
     recs = records()
-    assert len({r["alias"] for r in recs}) == len(recs)
+    assert len({r["alias"] for r in recs}) == len(recs) == 277
     for rec in recs:
         entry = TAGS[rec["alias"]]
         assert rec["queries"][0] == f"{rec['repo_id'].split('/')[-1]} GGUF Q4_K_M", rec
@@ -53,6 +78,40 @@ def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
         assert rec["hf_source"].startswith(f"https://huggingface.co/{rec['hf']}/"), rec
         assert rec["file"].endswith(".gguf") and matches_tag(rec["file"], "Q4_K_M"), rec
         assert entry.get("split", False) == rec["split"] == bool(re.search(r"-00001-of-\d{5}\.gguf$", rec["file"]))
+
+
+def test_every_hf_entry_names_its_own_repo_as_source():
+    """Every catalog entry with a GGUF repo (hand-written or found) cites a page of that very repo; 167 of 312 after
+    session 21's query 2 (163 after session 20): a count from the data, checked against found.jsonl's repos plus the
+    entries written by hand before measurements/gguf_repos existed."""
+    with_hf = {a: e for a, e in TAGS.items() if e.get("hf")}
+    for alias, entry in with_hf.items():
+        src = entry.get("hf_source") or ""
+        assert src == f"https://huggingface.co/{entry['hf']}" or src.startswith(f"https://huggingface.co/{entry['hf']}/"), alias
+    found = {r["alias"] for r in records() if r["hf"] and not r.get("dropped")}
+    by_hand = {a for a in with_hf if a not in found}
+    assert found <= set(with_hf) and len(found) == 132
+    assert len(with_hf) == len(found) + len(by_hand) == 167
+
+
+def test_a_quant_the_repo_does_not_publish_is_not_pulled():
+    """chenghenry/gemma-1.1-7b-it-GGUF holds Q4_K_M and Q6_K only (its tree page, read by catalog20); elyza's repo only
+    its q4_k_m file: a Q8_0 / F16 request names a file to make, and says why, instead of an -hf tag matching nothing."""
+    from runlocal.runtimes.published import unpublished_quant_note
+
+    gemma = lookup("gemma-7b")
+    assert llama_server_model(gemma, "q6_k") == ["-hf", "chenghenry/gemma-1.1-7b-it-GGUF:Q6_K"]
+    for quant, name in (("q8_0", "gemma-7b-Q8_0.gguf"), ("f16", "gemma-7b-F16.gguf")):
+        assert llama_server_model(gemma, quant) == ["-m", f"PATH/TO/{name}"]
+        note = unpublished_quant_note(gemma, "llama.cpp", quant) or ""
+        assert "publishes no" in note and "Q4_K_M, Q6_K" in note and "llama-quantize" in note
+    assert unpublished_quant_note(gemma, "llama.cpp", "q4_k_m") is None
+    setup, name, note = ollama_model(lookup("llama-3-elyza-jp-8b"), "q8_0")
+    assert "ollama create" in setup and not name.startswith("hf.co/") and "publishes no Q8_0" in (note or "")
+    _, name, _ = ollama_model(lookup("llama-3-elyza-jp-8b"), "q4_k_m")
+    assert name == "hf.co/elyza/Llama-3-ELYZA-JP-8B-GGUF:Q4_K_M"
+    # a repo whose whole listing is not known keeps its -hf tag at any quant (nothing is said that was not read)
+    assert llama_server_model(lookup("llama-2-7b"), "f16")[0] == "-hf"
 
 
 def test_no_repo_serves_two_catalog_models():

@@ -6,6 +6,7 @@ running ↔ does_not_fit or tight, strictly does_not_fit only)."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -68,6 +69,22 @@ def test_batch_four_numbers_on_from_batch_three_and_takes_no_earlier_thread():
     assert non_ascii and all(r.get("evidence_en") for r in non_ascii)
 
 
+def test_batch_five_numbers_on_from_batch_four_and_cites_committed_files_at_a_commit():
+    # README "Batch 5": threads numbered on after batch 4's last (166); new sources (Hugging Face discussions on
+    # docs, committed files on code, forums and non-English pages on pages), no earlier thread taken again; a
+    # committed file is cited at a commit (github.com/<owner>/<repo>/blob/<40 hex>/<path>)
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    earlier = [r for r in recs if outcomes.batch_of(r) in (1, 2, 3, 4)]
+    fifth = [r for r in recs if outcomes.batch_of(r) == 5]
+    assert len(fifth) >= 40 and min(r["thread"] for r in fifth) == 167
+    assert max(r["thread"] for r in earlier) < min(r["thread"] for r in fifth)
+    assert {r["corpus"] for r in fifth} == {"docs", "code", "pages"}
+    assert not {r["thread_url"] for r in earlier} & {r["thread_url"] for r in fifth}
+    committed = [r for r in fifth if r["corpus"] == "code"]
+    assert committed and all(re.fullmatch(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/.+", r["source"])
+                             for r in committed)
+
+
 @pytest.mark.parametrize("outcome, verdict, agrees, strict", [
     ("ran", "fits", True, True),
     ("ran", "tight", True, True),            # tight: it starts
@@ -104,7 +121,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
     (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
-    (lambda r: r.update(batch=5), "llamacpp-999: batch: expected one of 1, 2, 3, 4"),
+    (lambda r: r.update(batch=6), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):
     rec = copy.deepcopy(RECORD)

@@ -38,3 +38,28 @@ def test_a_read_release_has_no_such_note(runtime):
 def test_vllm_below_its_oldest_read_release_is_refused_naming_the_range():
     with pytest.raises(InputError, match=r"^runtime: vllm==0\.0\.1: vLLM releases read are 0\.1\.0 – 0\.33\.0"):
         notes("vllm==0.0.1")
+
+
+def test_ollama_newest_commit_read_is_the_v0_33_0_rc2_pre_release_launching_as_v0_32_15():
+    """review20b: plans cited v0.33.0-rc2's launch line while the bound said 0.32.15. Read in the ollama/ollama mirror
+    (main = fb3076099 = v0.33.0-rc2, 2026-08-21, the newest tag it holds): `git show v0.32.15:LLAMA_CPP_VERSION` and
+    `v0.33.0-rc2:LLAMA_CPP_VERSION` both print b10488, and `git diff --stat v0.32.15 v0.33.0-rc2 -- llm/ server/routes.go
+    server/sched.go envconfig/ llama/ cmake/local.cmake LLAMA_CPP_VERSION` is empty (the rc changed only
+    server/model_recommendations.go, server/download.go, discover/native_probe.go's lint comments, cmake/mlx and tests).
+    So the rc launches llama-server exactly as 0.32.15 does; the bumps after it (ollama/ollama PR #18003 "llama.cpp:
+    version bump b10630", 2026-08-25; PR #18317 "… b10864", 2026-09-08) were not read, so the current release is not
+    said to build b10864."""
+    said = [n for n in notes("ollama==0.33.0") if "newer than the newest release read (0.32.15)" in n]
+    assert len(said) == 1 and "v0.33.0-rc2 (fb30760, 2026-08-21) was read too" in said[0]
+    plan = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-3090", runtime="ollama", ctx=4096,
+                              use_measurements=False))[0]
+    step = next(s for s in plan.steps if s.label == "runtime version")
+    assert "v0.33.0-rc2" in step.formula and "b10488" in step.formula and "b10864" not in step.formula
+    # "planned as it": the current release and ollama==0.32.15 give the same bytes (a dense, a delta-net and an
+    # MLA model on a 24 GB and an 80 GB card)
+    for model in ("llama-3.1-8b", "qwen3-next-80b-a3b", "deepseek-v3"):
+        for gpu in ("rtx-4090", "h100"):
+            current, named = (check(CheckRequest(model=model, gpu=gpu, runtime=r, use_measurements=False))[0]
+                              for r in ("ollama", "ollama==0.32.15"))
+            assert current.allocation.devices == named.allocation.devices, (model, gpu)
+            assert current.allocation.settings.ctx == named.allocation.settings.ctx

@@ -161,3 +161,21 @@ def test_old_build_without_flash_attention_named_plans_the_builds_default():
     assert off["memory"]["devices"][0]["compute"] > 64 * 512 * 32000 * 4
     assert plan("llama.cpp", "auto")["settings"]["flash_attn"] == "auto"
     assert plan("llama.cpp", "auto")["memory"]["devices"][0]["compute"] < 64 * 512 * 32000 * 4
+
+
+def test_release_keys_compare_as_pep_440_releases():
+    """versions.release3 pads a key to major.minor.patch for the three comparisons that mix key lengths (nearest_read,
+    vLLM's read range, the newer-than-read note). The independent order is packaging's PEP 440 implementation, where a
+    release segment compares padded with zeros: 0.9 == 0.9.0 < 0.9.1 < 0.10."""
+    from itertools import combinations
+
+    from packaging.version import Version
+
+    from runlocal.runtimes.versions import release3
+
+    texts = ["0.9", "0.9.0", "0.9.1", "0.10", "0.5.23", "1", "1.0.1", "0.19.0"]
+    for a, b in combinations(texts, 2):
+        ka, kb = (tuple(int(p) for p in t.split(".")) for t in (a, b))
+        assert (release3(ka) < release3(kb)) == (Version(a) < Version(b)), (a, b)
+        assert (release3(ka) == release3(kb)) == (Version(a) == Version(b)), (a, b)
+    assert release3((6500,)) == (6500, 0, 0)          # a llama.cpp build number keeps its order

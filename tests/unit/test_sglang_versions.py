@@ -150,3 +150,109 @@ def test_0_5_13_to_0_5_16_clamp_the_prefill_graphs_to_the_context_length():
                               use_measurements=False))[0]
     step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
     assert "prefill graph sizes up to --context-length 1,024" in step.formula
+
+
+def test_llama2_model_path_caps_the_prefill_graphs_at_4096():
+    """Every read release that captures prefill CUDA graphs by default caps their largest size at 4096 for a
+    --model-path naming "llama-2": `if "llama-2" in self.model_path.lower(): piecewise_cuda_graph_max_tokens =
+    min(…, 4096)` (0.5.11 server_args.py:1424, 0.5.13 :1574; prefill_cuda_graph_config.max_bs at 0.5.16 :4034,
+    0.5.19 arg_groups/memory_hook.py:214, 0.5.21 :253, 0.5.23 :260; "TODO(yuwei): remove this after the issue is
+    fixed"). Before 0.5.11 no prefill graphs are reserved, so nothing to cap.
+
+    By hand, the capture sizes (range(4, 33, 4) + range(48, 257, 16) + range(288, 513, 32) + range(576, 1025, 64)
+    + range(1280, 4097, 256) + range(4608, max + 1, 512)): up to 4096 8 + 14 + 8 + 8 + 12 = 50; up to 8192 50 + 8 =
+    58; up to 16384 50 + 24 = 74; each 8 MiB (reserve_for_graph_mb).
+    H200 (143,771 MiB) at 0.5.11, chunked 8192, decode max bs 256:
+      reserved = 512 + 1.5 × 8192 + 1024 / 8 + 2 × 256 + graphs = 13,440 + graphs
+      other models 13,440 + 58 × 8 = 13,904 → round(129,867 / 143,771, 3) = 0.903
+      llama-2      13,440 + 50 × 8 = 13,840 → round(129,931 / 143,771, 3) = 0.904
+    B200 (183,359 MiB) at 0.5.13, chunked 16384, decode max bs 512: 512 + 24,576 + 128 + 1,024 = 26,240 + graphs
+      at --context-length 32768: other models 26,240 + 74 × 8 = 26,832 → 0.854; llama-2 26,240 + 400 = 26,640 →
+      0.855; at --context-length 1024 (0.5.13's own clamp, the smaller wins) 38 sizes: 26,240 + 304 = 26,544 →
+      round(156,815 / 183,359, 3) = 0.855 for both
+    """
+    assert len([*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64),
+                *range(1280, 4097, 256)]) == 50
+    assert len(range(4608, 8193, 512)) == 8 and len(range(4608, 16385, 512)) == 24
+    assert round((H200 - 13_904) / H200, 3) == 0.903 and round((H200 - 13_840) / H200, 3) == 0.904
+    assert round((B200 - 26_832) / B200, 3) == 0.854 and round((B200 - 26_640) / B200, 3) == 0.855
+    assert round((B200 - 26_544) / B200, 3) == 0.855
+
+    def fraction(release: str, gpu: float, path: str, context: int = 32768) -> float:
+        rules = sglang_rules(tuple(int(x) for x in release.split(".")), release)
+        chunked, bs = tier_defaults(rules, gpu, 1, gpu_memory_defaults(gpu, 1))
+        return default_mem_fraction_static(gpu, chunked, bs, 1, 1, False, rules, context, path)
+
+    llama2, other = "meta-llama/Llama-2-7b-hf", "codellama/CodeLlama-7b-hf"     # CodeLlama: no "llama-2" in it
+    assert fraction("0.5.11", H200, other) == 0.903 and fraction("0.5.11", H200, llama2) == 0.904
+    assert fraction("0.5.11", H200, "togethercomputer/LLaMA-2-7B-32K") == 0.904             # lower-cased first
+    assert fraction("0.5.13", B200, other) == 0.854 and fraction("0.5.13", B200, llama2) == 0.855
+    assert fraction("0.5.13", B200, llama2, 1024) == fraction("0.5.13", B200, other, 1024) == 0.855
+    for release in ("0.5.16", "0.5.19", "0.5.21", "0.5.23"):
+        assert fraction(release, B200, llama2) == 0.855 and fraction(release, B200, other) == 0.854, release
+    assert fraction("0.5.9", B200, llama2) == fraction("0.5.9", B200, other)    # no prefill graphs before 0.5.11
+    # the plan: the command's own --model-path decides it, and --explain says so (b200: 184,320 MiB here;
+    # 512 + 24,576 + 128 + 1,024 + 400 = 26,640 → round(157,680 / 184,320, 3) = 0.855; 26,832 → 0.854)
+    plan = check(CheckRequest(model="llama-2-7b", gpu="b200", runtime="sglang", use_measurements=False))[0]
+    assert "--model-path meta-llama/Llama-2" in plan.command and "--mem-fraction-static 0.855" in plan.command
+    step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
+    assert "reserved 26,640 MiB" in step.formula and "model path naming 'llama-2'" in step.formula
+
+
+def test_post_capture_kv_sizing_is_off_by_default_where_it_exists():
+    """Post-capture KV sizing (resize the KV pool to the memory free after CUDA-graph capture) is in the 0.5.16 wheel
+    on (absent from 0.5.13's) and off by default in each: `SGLANG_ENABLE_POST_CAPTURE_KV_SIZING = EnvBool(False)` at
+    0.5.16 environ.py:337, 0.5.19 :554, 0.5.21 :590, 0.5.23 :640; server_args' post_capture_kv_sizing_planned
+    returns False without it, so mem_fraction_static keeps the full graph / activation reserve (not 512 + TP·PP/8
+    GiB) — the rule modelled. The plan says which release's default it used."""
+    for release, line in (("0.5.16", "environ.py:337"), ("0.5.19", "environ.py:554"), ("0.5.21", "environ.py:590"),
+                          ("0.5.23", "environ.py:640")):
+        words = sglang_rules(tuple(int(x) for x in release.split(".")), release).words()
+        assert f"post-capture sizing off by default (SGLANG_ENABLE_POST_CAPTURE_KV_SIZING False, sglang {release} " \
+               f"{line}" in words, release
+    assert "post-capture" not in sglang_rules((0, 5, 13), "0.5.13").words()
+    assert "post-capture" in runtime_rules(get_runtime("sglang"))[1]     # the current release's words say it too
+    # the modelled fraction is the reserve branch's: an H100, Llama-3.1-8B-sized defaults, 0.830 as logged
+    # (tests/accuracy/test_runtime_sglang_logs.py), not the post-capture branch's round((81,559 − 640) / 81,559, 3)
+    assert round((H100 - 512 - 1024 / 8) / H100, 3) == 0.992
+    assert _fraction("0.5.23", H100) == 0.830
+
+
+def test_prefill_graphs_off_on_amd_with_pp_and_for_mla_by_release():
+    """The server turns its prefill CUDA graphs off by itself (so reserve_for_graph_mb / the piecewise term adds none):
+    on an AMD GPU in every release (0.5.11 server_args.py:1214 / 0.5.13 :1362 `if is_hip() or …:
+    self.disable_piecewise_cuda_graph = True`; 0.5.16 :3705 and 0.5.19 – 0.5.21 cuda_graph_hook.py:185 / :193
+    "non-CUDA hardware (HIP/NPU/CPU/MPS/XPU)"; 0.5.23 cuda_graph_config.py:123 `Backend.BREAKABLE if is_cuda() else
+    Backend.DISABLED`); with pp_size > 1 in 0.5.11 (:1211), 0.5.13 (:1359) and from 0.5.19 (cuda_graph_hook.py:124,
+    "Disabling breakable prefill CUDA graph by default for pipeline parallelism") but not 0.5.16 (breakable's rules
+    :3772-3805 have none); for an MLA model in 0.5.16 only (:3774 "MLA attention").
+
+    By hand on an H100 (81,559 MiB), chunked 8192, decode max bs 256 (58 prefill sizes × 8 MiB = 464 MiB):
+      PP 2: 512 + 1.5 × 8192 + 2 × 1 / 8 × 1024 + 2 × 256 = 13,568 (+ 464 with graphs = 14,032)
+            → round(67,527 / 81,559, 3) = 0.828 with graphs, round(67,991 / 81,559, 3) = 0.834 without
+      MLA, TP 1: 512 + 12,288 + 128 + 512 = 13,440 (+ 1,536 MLA graphs = 14,976) → 0.816 with, 0.835 without
+    AMD, TP 1 on a 192 GiB card (196,608 MiB): chunked 16384, decode max bs 512, 74 sizes: 512 + 24,576 + 128 + 1,024
+      = 26,240 (+ 592 = 26,832) → round(169,776 / 196,608, 3) = 0.864 with, round(170,368 / 196,608, 3) = 0.867 without
+    """
+    assert round((H100 - 14_032) / H100, 3) == 0.828 and round((H100 - 13_568) / H100, 3) == 0.834
+    assert round((H100 - 14_976) / H100, 3) == 0.816 and round((H100 - 13_440) / H100, 3) == 0.835
+    big = 196_608
+    assert round((big - 26_832) / big, 3) == 0.864 and round((big - 26_240) / big, 3) == 0.867
+
+    def fraction(release: str | None, gpu: float, pp: int = 1, mla: bool = False, amd: bool = False) -> float:
+        rules = sglang_rules(tuple(int(x) for x in release.split(".")), release) if release else None
+        chunked, bs = (tier_defaults(rules, gpu, 1, gpu_memory_defaults(gpu, 1)) if rules
+                       else gpu_memory_defaults(gpu, 1))
+        return default_mem_fraction_static(gpu, chunked, bs, 1, pp, mla, rules, 32768, "", amd)
+
+    for release, off in (("0.5.11", True), ("0.5.13", True), ("0.5.16", False), ("0.5.19", True), (None, True)):
+        assert fraction(release, H100, pp=2) == (0.834 if off else 0.828), release
+    for release, off in (("0.5.11", False), ("0.5.16", True), ("0.5.19", False), (None, False)):
+        assert fraction(release, H100, mla=True) == (0.835 if off else 0.816), release
+    for release in ("0.5.11", "0.5.16", "0.5.21", None):
+        assert fraction(release, big) == 0.864 and fraction(release, big, amd=True) == 0.867, release
+    assert fraction("0.5.9", big, amd=True) == fraction("0.5.9", big)       # no prefill graphs before 0.5.11 anyway
+    # the plan on an AMD card says why
+    plan = check(CheckRequest(model="llama-3.1-8b", gpu="mi300x", runtime="sglang", use_measurements=False))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
+    assert "no prefill graphs, an AMD (ROCm) GPU: sglang 0.5.23 model_executor/cuda_graph_config.py:123" in step.formula

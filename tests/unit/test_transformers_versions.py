@@ -169,3 +169,69 @@ def test_the_plan_names_the_accelerate_release_it_assumed():
     # contrast: a stated release, or transformers' own code from 5.0.0, needs no such line
     assert assumed(runtime="transformers==4.40.0", accelerate="0.21.0") == []
     assert assumed(runtime="transformers==5.0.0") == []
+
+
+@pytest.mark.parametrize("model_type, release, expected", [
+    # read in each wheel's models/<type>/modeling_<type>.py (pip download transformers==X --no-deps; sha256 in
+    # measurements/transformers_versions/wheels.txt), the PreTrainedModel subclass's class attribute:
+    ("llama", "4.35.2", "eager"),       # no SDPA path in 4.35.2 at all
+    ("llama", "4.36.0", "sdpa"),        # 4.36.0 modeling_llama.py:845 `_supports_sdpa = True`
+    ("mistral", "4.36.0", "eager"),     # 4.36.0 modeling_mistral.py:702 MistralPreTrainedModel: no _supports_sdpa
+    ("mistral", "4.37.0", "sdpa"),      # 4.37.0 :809 `_supports_sdpa = True`
+    ("phi", "4.38.0", "eager"),         # 4.38.0 modeling_phi.py:710: none
+    ("phi", "4.39.0", "sdpa"),          # 4.39.0 :834
+    ("gpt_neox", "4.41.0", "eager"),    # 4.41.0 modeling_gpt_neox.py:69: none
+    ("gpt_neox", "4.42.0", "sdpa"),     # 4.42.0 :83
+    ("phi3", "4.44.0", "eager"),        # 4.44.0 modeling_phi3.py:844 `_supports_sdpa = False`
+    ("phi3", "4.45.0", "sdpa"),         # 4.45.0 :846
+    ("gemma2", "5.20.0", "sdpa"),       # 5.20.0 modeling_gemma2.py:352 `_supports_sdpa = True`
+    ("gemma2", "5.21.0", "eager"),      # 5.21.0 :352 `_supports_sdpa = False  # sdpa does not support softcapping`
+    ("gemma2", "5.23.0", "eager"),
+    ("gpt_oss", "4.55.0", "eager"),     # 4.55.0 modeling_gpt_oss.py:383 `_supports_sdpa = False`
+    ("gpt_oss", "5.23.0", "eager"),     # 5.23.0 :379
+    ("qwen3", "5.23.0", "sdpa"),
+])
+def test_default_attention_by_model_class_and_release(model_type, release, expected):
+    """from_pretrained's default is SDPA only where the class declares `_supports_sdpa = True`, else eager (4.36.0
+    modeling_utils.py:1473 `if not is_torch_sdpa_available() or not cls._supports_sdpa: return config`; 5.23.0
+    :1873-1879 "Sdpa is the default, so we try it and fallback to eager otherwise when not possible")."""
+    from runlocal.runtimes.transformers_versions import default_attention
+
+    assert default_attention(_rules(release), model_type)[0] == expected
+    if release == "5.23.0":
+        assert default_attention(None, model_type)[0] == expected     # the unversioned planner is 5.23.0
+
+
+def _tf_plan(model, runtime, ctx=8192, attn=None):
+    return check(CheckRequest(model=model, gpu="h100", runtime=runtime, ctx=ctx, attn_implementation=attn,
+                              use_measurements=False))[0]
+
+
+def _step(plan, label):
+    return next(s for s in plan.allocation.steps if s.label == label)
+
+
+def test_eager_by_default_prices_the_scores():
+    """Gemma 2 at 5.23 (eager, above) holds batch × heads × prompt² scores in the prefill, as asking eager did before:
+    gemma-2-9b has 16 heads (config.json num_attention_heads), so at 8,192 tokens in bf16
+    1 × 16 × 8,192² × 10 B (bf16 scores 2 + float32 copy 4 + float32 softmax 4) = 10,737,418,240 B; at 5.20 (SDPA) no
+    scores. gpt-oss-20b (64 heads) softmaxes in bf16 after joining the sinks (5.23.0 modeling_gpt_oss.py:239-251:
+    attn_weights, combined_logits, probs alive at once): 1 × 64 × 8,192² × 6 B = 25,769,803,776 B."""
+    assert 16 * 8192 ** 2 * 10 == 10_737_418_240 and 64 * 8192 ** 2 * 6 == 25_769_803_776
+    plan = _tf_plan("gemma-2-9b", "transformers")
+    assert _step(plan, "attention implementation").value == "eager"
+    assert _step(plan, "eager attention scores (one layer)").value == "10,737,418,240 B"
+    assert 'attn_implementation="eager"' not in plan.command          # it is the default: nothing to pass
+    sdpa = _tf_plan("gemma-2-9b", "transformers==5.20.0")
+    assert _step(sdpa, "attention implementation").value == "sdpa"
+    assert not [s for s in sdpa.allocation.steps if s.label.startswith("eager")]
+    assert _step(_tf_plan("gpt-oss-20b", "transformers"), "eager attention scores (one layer)").value == \
+        "25,769,803,776 B"
+    # Mistral at 4.36 had no SDPA class: eager, and asking for SDPA there is transformers' own ValueError
+    assert _step(_tf_plan("mistral-7b", "transformers==4.36.0"), "attention implementation").value == "eager"
+    refused = _tf_plan("mistral-7b", "transformers==4.36.0", attn="sdpa")
+    assert "does not support an attention implementation through torch.nn.functional.scaled_dot_product_attention" \
+        in (refused.allocation.refusal or "")
+    assert _tf_plan("gemma-2-9b", "transformers==5.20.0", attn="sdpa").allocation.refusal is None
+    # Llama unchanged: SDPA, no scores
+    assert _step(_tf_plan("llama-3.1-8b", "transformers"), "attention implementation").value == "sdpa"

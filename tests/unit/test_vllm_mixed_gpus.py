@@ -62,3 +62,30 @@ def test_two_cards_of_one_name_with_different_vram_hold_what_the_smaller_holds_i
 def test_two_equal_cards_show_no_smallest_rank_step():
     # contrast: one card size, one budget; nothing to choose between
     assert not any(st.label == "smallest rank" for st in plan_vram("24G,24G").allocation.steps)
+
+
+def test_decode_waits_for_the_slower_card():
+    """Tensor parallel reads 1/TP of every layer on each rank and all-reduces after it, so each step waits for the
+    slowest rank (fixes20a's noticed-and-left: the first GPU's 936 GB/s was used). By hand for llama-3.1-8b BF16 at
+    -c 8192 (KV read at 4,096: 15.01 GB of weights + 0.54 GB of KV, the plan's own byte counts), on the RTX 3060's
+    360 GB/s (catalog: 192-bit GDDR6 at 15 Gbps) at the fit's 0.75 share, TP 2 × 0.85, 32 layers × 50 µs:
+      15.55e9 / (0.75 × 360e9 × 1.7) = 0.033878 s; + 32 × 50e-6 = 0.035478 s → 28.2 tokens/s, whichever card is first."""
+    for gpu in ("rtx-3090,rtx-3060", "rtx-3060,rtx-3090"):
+        p = check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime="vllm", ctx=8192, use_measurements=False))[0]
+        assert round(p.speed["decode_tokens_per_s"], 1) == 28.2
+        step = next(st for st in p.steps if st.label == "decode speed")
+        assert "0.75 × 360.0 GB/s, the slowest rank, × 2×0.85" in step.formula
+
+
+def test_batch_defaults_come_from_device_0_for_every_rank():
+    """vLLM reads its scheduler defaults once, on device 0 (engine/arg_utils.py: "device_memory =
+    current_platform.get_device_total_memory()", Platform.get_device_total_memory(cls, device_id: int = 0); ≥ 70 GiB
+    and not an A100 → max_num_batched_tokens 8192, max_num_seqs 1024, else 2048 / 256), and every rank profiles with
+    them. So an H100 80GB listed first gives both ranks 8192 / 1024 — before, the RTX A6000's rank profiled at its own
+    2048 / 256 and, having the smaller pool, set the plan's — and an RTX A6000 first gives 2048 / 256."""
+    def assumed(gpu: str) -> set[str]:
+        p = check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime="vllm", ctx=8192, use_measurements=False))[0]
+        return {a for a in p.allocation.assumptions if a.startswith(("max_num_batched_tokens", "max_num_seqs"))}
+
+    assert assumed("h100,a6000") == {"max_num_batched_tokens 8192", "max_num_seqs 1024"}
+    assert assumed("a6000,h100") == {"max_num_batched_tokens 2048", "max_num_seqs 256"}

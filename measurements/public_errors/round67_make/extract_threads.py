@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "next" / "round66_queries.md"
+SRC = Path(__file__).resolve().parents[1] / "round66_queries.md"   # next/ when it ran; tuning folder since diagnose21
 FULL = re.compile(r"\b([A-Za-z0-9][\w.-]*)/([\w.-]+?)(?=\s*(?:PRs?\s*)?#\d)")
 ITEM = re.compile(r"(?:(?P<repo>[A-Za-z0-9][\w./-]*?)\s*)?(?P<pr>PRs?\s+)?#(?P<n>\d+)")
 

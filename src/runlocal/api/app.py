@@ -29,6 +29,7 @@ from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
     MAX_MODEL,
     BestDoc,
+    BudgetQuery,
     CheckBody,
     CompareDoc,
     CostDoc,
@@ -50,6 +51,7 @@ from .schemas import (
     RentQuery,
     RuntimeQuery,
     TokensQuery,
+    UsersQuery,
     UtilizationQuery,
     VendorQuery,
     YearsQuery,
@@ -324,9 +326,9 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     @router.get("/api/v1/best", response_model=BestDoc, **planned)
     async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
                    runtime: RuntimeQuery = None,
-                   budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
+                   budget: BudgetQuery = None,
                    used: bool = False, quant: QuantQuery = None,
-                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
+                   users: UsersQuery = 1,
                    best_quant_each: bool = False, vendor: VendorQuery = None, form: FormQuery = None):
         """The same object as `runlocal best --json`; MODEL may be a size ("30B": the catalog model nearest it)."""
         args = (model, ctx, runtime, budget, used, quant, users, best_quant_each, vendor, form)
@@ -416,13 +418,9 @@ def _catalog_router(pool: PlanningPool) -> APIRouter:
 
     @router.get("/api/v1/hardware", response_model=list[DeviceDoc])
     def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
-        from ..hardware.catalog import load_devices
+        from ..hardware.catalog import search_devices
 
-        devs = [asdict(d) for d in load_devices()]
-        if q:
-            ql = q.lower()
-            devs = [d for d in devs if ql in d["id"] or ql in d["name"].lower()]
-        return devs
+        return [asdict(d) for d in search_devices(q)]
 
     @router.get("/api/v1/errors", response_model=list[ErrorEntryDoc])
     def errors(q: Annotated[str | None, Query(max_length=200)] = None):

@@ -246,28 +246,11 @@ def token_label(token: str) -> str:
 
 
 def _plausibility_error(body: BenchmarkBody) -> HTTPException | None:
-    """422 naming the field when the figures cannot come from this device and model (catalog models and
-    devices only: nothing is fetched to check a submission)."""
-    from ..errors import RunlocalError
-    from ..hardware.token_work import read_fraction
-    from ..measured import (
-        MIN_BITS_PER_WEIGHT,
-        decode_ceiling,
-        device_bandwidth_gbs,
-        implausibility,
-    )
-    from ..model import catalog
-    from ..plan import estimate
+    """422 naming the field when the figures cannot come from this device and model (measured.stored_record_problem:
+    the probe checks its records by the same rule before it stores them)."""
+    from ..measured import stored_record_problem
 
-    if catalog.find_entry(body.model) is None:
-        return None
-    model = catalog.lookup(body.model)
-    try:
-        weights = estimate(model, body.quant).total if body.quant else model.params * MIN_BITS_PER_WEIGHT / 8
-    except (RunlocalError, ValueError, KeyError):      # a quant this version cannot size: the smallest one
-        weights = model.params * MIN_BITS_PER_WEIGHT / 8
-    ceiling = decode_ceiling(device_bandwidth_gbs(body.device), weights * read_fraction(model))
-    problem = implausibility(body.model_dump(), ceiling=ceiling, trained_context=model.max_position_embeddings)
+    problem = stored_record_problem(body.model_dump())
     if problem is None:
         return None
     field, why = problem

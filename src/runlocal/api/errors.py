@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from ..errors import ModelNotFoundError, RemoteError, RunlocalError
-from ..request import options
+from ..request import field_spelling, options
 from .limits import Busy
 from .schemas import ErrorAnswer
 
@@ -66,7 +66,7 @@ def error_answer(err: RunlocalError, where: str, renames: dict[str, str] | None 
     name = field_of(err)
     name = (renames or {}).get(name or "", name)
     loc = [where, name] if name else [where]
-    return JSONResponse({"detail": [{"loc": loc, "msg": str(err), "type": err.__class__.__name__}]},
+    return JSONResponse({"detail": [{"loc": loc, "msg": field_spelling(str(err)), "type": err.__class__.__name__}]},
                         status_code=status_of(err))
 
 
@@ -126,44 +126,25 @@ def declared_query(route) -> frozenset[str]:
     return names_kept
 
 
-# the contract's fields read by a parser (units.parse_tokens / parse_size(s), runtimes.get_runtime): pydantic's
-# answer for them is a regex or a union's two branches, where the CLI and MCP say what was expected in one line
-_PARSED_KINDS = ("tokens", "size", "sizes", "runtime")
-
-
 def contract_messages(errors) -> list[dict]:
-    """Pydantic's errors as the 422's detail; where one names a parsed contract field (``ctx=abc``,
-    ``runtime=foo``, a JSON ``"ram": 64``), the CLI's own check of the same input replaces every entry for that
-    field with its one line — "ctx: 'abc' is not a token count (expected e.g. 8192 or 32k)" — under
-    ``loc`` [where, field]."""
-    table = options()
+    """Pydantic's errors as the 422's detail; where one names a contract field (``ctx=abc``, ``runtime=foo``, a JSON
+    ``"ram": 64``, ``n_gpu_layers=-3``, ``budget=-5``), the contract's own line for the same input
+    (request.contract_line: the CLI's and MCP's words, under the field as the caller spelled it) replaces every entry
+    for that field, under ``loc`` [where, field]."""
+    from ..request import contract_line
+
     out: list[dict] = []
     said: set[tuple] = set()
     for e in errors:
         loc = [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())]
-        line = _cli_line(table, loc, e.get("input"))
+        line = (contract_line(str(loc[1]), e.get("input"), str(e.get("type", "")))
+                if len(loc) >= 2 and loc[0] in ("query", "body") else None)
         if line is None:
             out.append({"loc": loc, "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))})
         elif tuple(loc[:2]) not in said:
             said.add(tuple(loc[:2]))
             out.append({"loc": loc[:2], "msg": line[0], "type": line[1]})
     return out
-
-
-def _cli_line(table: dict, loc: list, value) -> tuple[str, str] | None:
-    """The CLI's message and error class for a parsed field's value, or None where it has no word on it."""
-    opt = table.get(loc[1]) if len(loc) >= 2 and loc[0] in ("query", "body") else None
-    if opt is None or opt.kind not in _PARSED_KINDS or value is None or isinstance(value, (dict, list)):
-        return None
-    if not isinstance(value, str) and (opt.kind != "tokens" or not isinstance(value, int) or isinstance(value, bool)):
-        value = str(value).lower() if isinstance(value, bool) else str(value)     # a JSON 64, 1.5 or true, as typed
-    from ..request import check_value
-
-    try:
-        check_value(opt, value)
-    except RunlocalError as bad:
-        return str(bad), bad.__class__.__name__
-    return None
 
 
 def _query_fields(route) -> list[tuple[str, object]]:

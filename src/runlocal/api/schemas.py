@@ -144,6 +144,8 @@ YearsQuery = Annotated[float, _amount("years", "years the purchase price is spre
 UtilizationQuery = Annotated[float, _amount("utilization", "share of TDP drawn while running")]
 PriceQuery = Annotated[float | None, _amount("price", "purchase price of one device")]
 RentQuery = Annotated[float | None, _amount("rent-price", "cloud price per GPU-hour")]
+BudgetQuery = Annotated[float | None, _amount("budget", "the most to spend on the devices")]
+UsersQuery = Annotated[int, _amount("users", "requests of ctx served at once")]
 
 
 class ModelEntry(BaseModel):
@@ -242,6 +244,31 @@ class RequestsAtOnceDoc(_Open):
     text: str
 
 
+class SpeedDoc(_Open):
+    """A plan's speed (Plan.to_dict's ``speed``): one stream's decode and prefill, predicted or measured."""
+
+    source: Literal["predicted", "measured", "mixed"] = Field(
+        description="predicted: the speed model's figures; measured: stored verified runs on this device replaced "
+                    "them (the plan's `measured` says which); mixed: a measured prefill beside a predicted decode "
+                    "(no stored run was measured near this plan's KV-cache depth)")
+    decode_tokens_per_s: float | None = Field(None, description="one stream's decode speed, tokens/s, with "
+                                              "decode_at_context tokens in the KV cache; null: not predicted")
+    decode_at_context: int | None = Field(None, description="the KV-cache depth the decode figure is for (half the "
+                                          "context); null where a measured figure's records do not state theirs")
+    decode_short_tokens_per_s: float | None = Field(None, description="decode at a short context, one request")
+    decode_short_context: int | None = Field(None, description="the context decode_short_tokens_per_s is for")
+    prefill_tokens_per_s: float | None = Field(None, description="prompt processing speed, tokens/s")
+    prefill_prompt_tokens: int | None = Field(None, description="the prompt the prefill figure and the time to first "
+                                              "token are for (the request's prompt_tokens); null for a measured one")
+    time_to_first_token_s: float | None = Field(None, description="seconds to the first token of that prompt")
+    weights_on_disk_bytes: int | None = Field(None, description="weights read back from disk each token (no speed "
+                                              "is given then)")
+    not_predicted: str | None = Field(None, description="why no speed is given (a build that cannot load the model)")
+    prefill_not_predicted: str | None = Field(None, description="why no prefill figure is given")
+    prefill_range_tokens_per_s: list[float] | None = Field(None, description="a MoE prompt's unvalidated prefill "
+                                                           "range [low, high], where no single figure passed")
+
+
 class PlanDoc(_Open):
     """The JSON of `runlocal check --json`, /api/v1/check and the MCP check tool (check.check_document: Plan.to_dict
     and the ``notes`` the text output prints: how the name was read, what was assumed)."""
@@ -262,7 +289,7 @@ class PlanDoc(_Open):
     refusal: str | None
     rejects: str | None = None
     compromise: Any = None
-    speed: dict[str, Any]
+    speed: SpeedDoc
     measured: dict[str, Any] | None
     command: str
     fixes: list[FixDoc]

@@ -85,7 +85,15 @@ from .answer import (
     entry_fixes,
     names_the_error,
 )
-from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, phase_stated, refine_cuda_oom
+from .cuda_oom import (
+    FRAMEWORK_OOM_LINE,
+    named_encoder_weights,
+    names_billions,
+    names_parameter_count,
+    one_allocation_refused,
+    phase_stated,
+    refine_cuda_oom,
+)
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .not_memory import TERMINATED_JOB
@@ -176,6 +184,8 @@ WEIGHTS_ALLOC_ID = "llamacpp-weights-alloc"
 # free_gpu_memory_fraction when the executor is built), TGI (warmup fills max_batch_total_tokens): there the start-up
 # is the common case, as the first-sight count in cuda_oom says (39 load, 5 run)
 PHASE_UNSTATED_ID = "cuda-oom-phase-unstated"
+# the same with the failing line printed by a framework other than PyTorch (cuda_oom.FRAMEWORK_OOM_LINE): the run
+FRAMEWORK_STEP_ID = "framework-oom-phase-unstated"
 START_UP_RESERVERS = frozenset({"vllm", "sglang", "tensorrt-llm", "tgi"})
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
@@ -221,6 +231,7 @@ class Scanner:
         self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
         self.weights_at_most: float | None = None  # the named model's largest weights (cuda_oom.named_encoder_weights)
         self.billions_named = False                # a model named by its size in billions: the encoder caps nothing
+        self.parameter_count_named = False         # a parameter count said (cuda_oom.PARAMETER_COUNT): the load's sign
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -362,6 +373,7 @@ class Scanner:
         if self.weights_at_most is None:
             self.weights_at_most = named_encoder_weights(low)
         self.billions_named = self.billions_named or names_billions(low)
+        self.parameter_count_named = self.parameter_count_named or names_parameter_count(low)
         self.said.read(low)
 
     def _watch(self, line: str, low: str) -> None:
@@ -657,8 +669,12 @@ class Scanner:
                               None if self.billions_named else self.weights_at_most)
                 category = refine_cuda_oom(*phase_args)
                 entry = kb.get(PRIMARY[category]) or entry
-                if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args):
-                    entry = kb.get(PHASE_UNSTATED_ID) or entry  # neither phase said: both phases' fixes
+                if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args) \
+                        and not self.parameter_count_named:
+                    # neither phase said (a parameter count named is the load's sign: cuda_oom.PARAMETER_COUNT): both
+                    # phases' fixes, the run first where another framework printed the line
+                    unstated = FRAMEWORK_STEP_ID if FRAMEWORK_OOM_LINE.search(line) else PHASE_UNSTATED_ID
+                    entry = kb.get(unstated) or entry
         return answer_for(entry, line, line_no, figures, runtime)
 
     def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:

@@ -14,8 +14,9 @@ from typing import Any
 
 from ..units import GiB
 
-__all__ = ["ENCODER_MAX_WEIGHTS", "MAX_WEIGHT_ARRAY", "RESERVED_OVER_ALLOCATED", "WEIGHTS_TIMES_ALLOCATED", "fragmented",
-           "named_encoder_weights", "names_billions", "one_allocation_refused", "phase_stated", "refine_cuda_oom"]
+__all__ = ["ENCODER_MAX_WEIGHTS", "FRAMEWORK_OOM_LINE", "MAX_WEIGHT_ARRAY", "RESERVED_OVER_ALLOCATED",
+           "WEIGHTS_TIMES_ALLOCATED", "fragmented", "named_encoder_weights", "names_billions", "one_allocation_refused",
+           "phase_stated", "refine_cuda_oom"]
 
 # PyTorch's own test for a fragmented cache. Before it raises, its caching allocator has freed every cached segment
 # that holds no tensor and retried the allocation (DeviceCachingAllocator::malloc: release_cached_blocks, then
@@ -43,10 +44,38 @@ ENCODER_MAX_WEIGHTS = 560e6 * 4
 # (sentence-transformers#57: "9.52 GiB already allocated" with "a roberta model", round 32, session 12)
 WEIGHTS_TIMES_ALLOCATED = 2
 
+# The out-of-memory line as a deep-learning framework other than PyTorch prints it: PaddlePaddle's GPU allocator ("Out
+# of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only 416.625000MB."),
+# XLA's (JAX's, TensorFlow's) RESOURCE_EXHAUSTED, TensorFlow's "OOM when allocating tensor", CuPy's memory pool
+# ("cupy.cuda.memory.OutOfMemoryError"), ONNX Runtime's BFC arena, MXNet, MindSpore. When such a line states no phase,
+# the answer is the run (classify, FRAMEWORK_STEP_ID): over the tuning set (session 21, diagnose21;
+# scoring/phase_unstated_signals.py and its .txt), a memory failure whose failing line one of them printed was a
+# training or inference step 25 times and the load once (answered by its own words); of the 149 texts answered "phase
+# not stated", 5 carry such a line, all labelled the run, and no load text does. These frameworks mostly run models
+# far smaller than the card (detection, speech, protein folding), whose step's activations outgrow the weights. A
+# prior by the printer, not the phase read in the text, as the load is for want of evidence (below) and for an engine
+# that reserves its memory at start-up (classify.START_UP_RESERVERS)
+FRAMEWORK_OOM_LINE = re.compile(r"PaddlePaddle|Cannot allocate [\d.]+\s*[KMG]?B memory on GPU|ResourceExhaustedError"
+                                r"|XlaRuntimeError|RESOURCE_EXHAUSTED|OOM when allocating tensor|cupy\.cuda\.memory"
+                                r"|BFCArena|mxnet|mindspore", re.I)
+
 
 # a model named by its size in billions ("Llama-2-13b-chat-hf", "qwen2.5 7B", "1.5b"): a paste that names one beside an
 # encoder (a RAG setup: embeddings from MiniLM, answers from a 13B) may be loading that one, so the encoder caps nothing
 _BILLIONS_NAMED = re.compile(r"\b\d+(?:\.\d+)?b\b")
+
+
+# a model's parameter count said in the paste ("65B", "llama-2-7b", "8x7b", "1.5b", "70 billion"; not a byte figure
+# such as "23085449216 B" or "0.000000B"). Where an out-of-memory states no phase, it is the load's evidence by count
+# (session 21, diagnose21c; scoring/phase_unstated_signals.txt, its "load words"): of the 162 tuning texts answered
+# "phase not stated" after round 70 joined, 24 labelled the load carry one and none of the 43 labelled the run (the
+# base is 115 : 43, so ~9 runs were expected by chance) — the paste is about whether that model fits the card
+PARAMETER_COUNT = re.compile(r"(?<![\w.])(?:\d+x)?\d{1,3}(?:\.\d)?(?:b\b|\s*billion\b)")
+
+
+def names_parameter_count(low: str) -> bool:
+    """Whether the (lower-cased) line names a model's parameter count (PARAMETER_COUNT)."""
+    return "b" in low and PARAMETER_COUNT.search(low) is not None
 
 
 def named_encoder_weights(low: str) -> float | None:

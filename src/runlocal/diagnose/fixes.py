@@ -695,7 +695,8 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "vllm_engine_dead" or (
             category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
         fixes += vllm_headroom_fixes(extracted)
-    if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
+    if category in ("cuda_oom_long_context", "cuda_oom_load", "cuda_oom_phase_unstated", "llamacpp_alloc_fail",
+                    "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
         planned = [f for f in replan_fixes(extracted, runtime, policy)
@@ -704,7 +705,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes = measured + [f for f in planned if not _superseded(f["command"], measured)]
     if category == "fragmentation":
         fixes += fragmentation_fixes(extracted)
-    elif category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom") and not fixes:
+    elif category in ("cuda_oom_load", "cuda_oom_long_context", "cuda_oom_phase_unstated", "rocm_oom") and not fixes:
         if category == "cuda_oom_long_context":
             fixes += long_input_fixes(extracted, runtime or extracted.get("runtime"))
         fixes += trt_scratch_fixes(extracted) or requested_vs_free(extracted, category)

@@ -23,6 +23,9 @@ import yaml
 CATEGORIES = (
     "cuda_oom_load",
     "cuda_oom_long_context",
+    # a CUDA out-of-memory whose text says neither phase (classify.PHASE_UNSTATED_ID): the answer gives both phases'
+    # fixes and claims neither, so a scorer counts it exact for neither the load nor the run (session 21, diagnose21b)
+    "cuda_oom_phase_unstated",
     "vllm_no_kv_blocks",
     "vllm_engine_dead",
     "vllm_gpu_util",
@@ -41,6 +44,15 @@ CATEGORIES = (
 )
 #: every category that means "it did not fit" (everything except not_memory and unknown)
 MEMORY_CATEGORIES = frozenset(CATEGORIES) - {"not_memory", "unknown"}
+
+
+def memory_side(category: str) -> bool | None:
+    """Whether an answer's category says memory ran out (True), says it did not (False), or says neither (None:
+    ``unknown`` tells the user what to read to find out). A scorer of memory / not memory counts None as wrong on
+    either side: "cannot tell" is not the verdict "not memory"."""
+    if category == "unknown":
+        return None
+    return category in MEMORY_CATEGORIES
 
 REQUIRED_FIELDS = (
     "id", "title", "category", "runtimes", "signatures", "priority", "cause",

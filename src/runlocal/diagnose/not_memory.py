@@ -171,6 +171,11 @@ NOT_MEMORY = (
     # its buffer exists); nothing is allocated there, and a buffer that failed to allocate says so first, in ggml's own
     # line (llama.cpp PR #25584, round 50: a view init skipped after a max_size split)
     (re.compile(r"\"tensor (?:not allocated|buffer not set)\""), "notmem-other-error"),
+    # a weight file whose tensor shapes do not match the model code loading it: mlx's Module.load_weights
+    # (mlx/nn/layers/base.py: "Expected shape {v.shape} but received shape {v_new.shape} for parameter {k}"), as
+    # PyTorch's load_state_dict "size mismatch for" is answered (session 21, diagnose21c: scoring/round70_families.txt,
+    # 8 tuning texts of the family, all not memory)
+    (re.compile(r"expected shape \([^)]*\) but received shape \([^)]*\) for parameter"), "notmem-other-error"),
 )
 # exit statuses that are a lack of memory after all: SIGKILL (137) and Ollama's "signal: killed"
 EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")

@@ -41,7 +41,11 @@ LOAD = re.compile(
     r"|load_model|get_model\(|initialize_model|model_loader|modelloader|init_device|profile_run|_dummy_run"
     r"|_dummy_sampler_run|warming up|warmup|warm up|profiling|determine_num_available_blocks|determine_available_memory"
     r"|initialize_kv_cache|initialize_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|capture cuda graph"
-    r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading weights|load_tensors"
+    # exllamav2's KV cache allocating its tensors as it is built (ExLlamaV2Cache*(model) -> cache.py's
+    # create_state_tensors), once, at start-up after the weights: the load by this module's definition (session 21,
+    # diagnose21c: scoring/round70_families.txt, 3 tuning texts, all labelled the load)
+    r"|create_state_tensors|exllamav2cache\w*\("
+    r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading (?:the )?(?:model )?weights|load_tensors"
     r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device"
     # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
     # "Engine building failed" / "Failed to deserialize cuda engine"
@@ -55,6 +59,10 @@ LOAD = re.compile(
     r"|\bfail(?:ed|s)? to start\b|\b(?:can ?not|can't|won't|unable to) start\b|\bstart-?up (?:failed|error)"
     r"|\b(?:at|on|during) start-?up\b|\b(?:when|while) (?:starting|launching)\b"
     r"|trtllm-build\b|\bconvert_checkpoint\b"
+    # a checkpoint being restored (JAX / Flax / Orbax, TensorFlow: "Restoring checkpoint from …", "Restored from
+    # checkpoint"): the weights being placed (session 21, diagnose21: the contrast that keeps an XLA refusal at the
+    # load now that another framework's line with no phase stated is the step)
+    r"|\brestor(?:e|es|ing|ed)\s+(?:(?:the|a|from)\s+)?checkpoint"
     # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
     r"|allocatepools\b"  # TensorRT-LLM building an engine / converting a checkpoint
     # the failure said to come while the model loads, in prose ("CUDA OOM when loading large models", "在load模型时",

@@ -266,10 +266,21 @@ strings — collect64, rule first in 684b6ce, committed whole in ed766da) and ro
 texts, 8 memory failures and 10 look-alikes, from trackers of projects the corpus held 0-2 texts of — collect65, count
 and rule first in 57ff383 / e0daf38, committed whole in afb5096), scored once together by the lead after diagnose20's
 tuning (35/39); diagnose20b moved both out of ``held_out/`` in session 20, before round 66 was collected whole: they
-are tuning data. Held out: round 66 (``held_out/round66.jsonl``, 2 public texts, both memory failures posted in 2026 —
-collect66, rule first in c3b817e, committed whole in 43f45cd) and round 67 (``held_out/round67.jsonl``, 2 public texts,
-from the threads round 66's collector saw only in its reading searches — collect67, list by script and rule first in
-19ee278, committed whole in 57ffd21), scored once together by the lead after diagnose20b's and fixes20b's tuning (2/4).
+are tuning data. Round 66 (``round66.jsonl``, 2 public texts, both memory failures posted in 2026 — collect66, rule
+first in c3b817e, committed whole in 43f45cd) and round 67 (``round67.jsonl``, 2 public texts, from the threads round
+66's collector saw only in its reading searches — collect67, list by script and rule first in 19ee278, committed whole
+in 57ffd21), scored once together by the lead after diagnose20b's and fixes20b's tuning (2/4); diagnose21 moved both
+out of ``held_out/`` in session 21, before rounds 68 and 69 were added: they are tuning data. Round 68 (session 21;
+``round68.jsonl``, 7 public texts, 5 memory failures and 2 look-alikes: error output people committed to public
+repositories — collect68, rule first in 70144d7e, committed whole in 202efe3a) and round 69 (``round69_pages.jsonl``,
+36 texts, 7 memory failures and 29 look-alikes, Hugging Face model and Space discussions — collect69, rule first in
+e1699ec2, committed whole in 9cd6d9ac), scored once together by the lead after diagnose21's tuning (38/43);
+diagnose21b moved both out of ``held_out/`` in session 21, before round 70 was added: they are tuning data. Round 70 (session 21;
+``round70_pages.jsonl``, 27 Hugging Face model discussions, 11 memory failures and 16 look-alikes — collect70, rule
+first in 6e9ca636, committed whole in ba588440, one in-round duplicate dropped before scoring), scored once by the lead
+after diagnose21b's tuning (17/27 with the phase-neutral answer exact for no label); diagnose21c moved it out of
+``held_out/`` in session 21, before round 71 was added: it is tuning data, and ``held_out/`` holds no round until the
+lead adds round 71 (collected into ``next/``, which this loader does not read).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

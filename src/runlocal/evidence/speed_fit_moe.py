@@ -91,8 +91,7 @@ def fallback_rows(records: list[dict] | None = None) -> list[Row]:
 
 def range_group(row: Row) -> tuple[str, str]:
     """The key of a row's range in backend_speed.MOE_PREFILL_RANGES."""
-    nvidia = row.backend == "vulkan" and (row.device.vendor or "").lower() == "nvidia"
-    return row.backend, "nvidia" if nvidia else ""
+    return BS.moe_range_key(row.backend, row.device.vendor)
 
 
 def priced_rows(vulkan: list[Row], fallback: list[Row], consts: dict[str, S.Fit],

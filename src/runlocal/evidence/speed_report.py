@@ -17,6 +17,7 @@ from collections import defaultdict
 
 from runlocal.hardware import speed as S
 from runlocal.hardware import ubatch_speed as UB
+from runlocal.hardware.backend_speed import moe_prefill_range
 from runlocal.hardware.catalog import Device
 
 from .speed_fit import (
@@ -37,6 +38,7 @@ from .speed_fit import (
     predict_via_plan,
     record_model,
     refit,
+    unmodelled_prefill,
     write_fit,
 )
 from .speed_fit_era import superseded
@@ -127,13 +129,16 @@ def p90(values: list[float]) -> float:
 def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = True,
                    label: str = "") -> dict[str, dict[str, float]]:
     """|error| per backend and kind (decode tg, prefill pp): n, median, p90; the rows printed unless quiet.
-    A row without a prediction (no peak figure in the catalog, a multi-GPU prefill) counts as missing."""
+    A row without a prediction (no peak figure in the catalog, a multi-GPU prefill) counts as missing; a MoE prompt
+    a plan prints a range for instead (backend_speed.moe_prefill_range) counts apart, as "ranged": the ranges are
+    scored in their own section (speed_fit_moe.report_ranges), not as rows with no answer."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
+    ranged: dict[tuple[str, str], int] = defaultdict(int)
     for r in rows:
         p = predict_row(r, consts, split_ms)
         if p is None:
-            missing[(r.backend, r.kind)] += 1
+            (ranged if as_range(r) else missing)[(r.backend, r.kind)] += 1
             continue
         per[(r.backend, r.kind)].append(abs(pct(p, r.measured)))
         if not quiet:
@@ -143,7 +148,16 @@ def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = Tr
     out = {f"{b}/{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)} for (b, kind), v in per.items()}
     for (b, kind), n in missing.items():
         out.setdefault(f"{b}/{kind}", {"n": 0})["missing"] = n
+    for (b, kind), n in ranged.items():
+        out.setdefault(f"{b}/{kind}", {"n": 0})["ranged"] = n
     return out
+
+
+def as_range(row: Row) -> bool:
+    """A row with no figure that a plan answers with a range instead: a MoE prompt on a backend with one
+    (backend_speed.moe_prefill_range), scored in speed_fit_moe.report_ranges."""
+    return bool(row.kind == "pp" and row.n_experts and moe_prefill_range(row.backend, row.device.vendor)
+                and unmodelled_prefill(row))
 
 
 def error_cells(stats: dict[str, dict[str, float]], prefix: str) -> str:
@@ -153,7 +167,8 @@ def error_cells(stats: dict[str, dict[str, float]], prefix: str) -> str:
     for kind in ("tg", "pp"):
         st = stats.get(f"{prefix}{kind}", {})
         n = int(st.get("n", 0))
-        miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
+        miss = (f" (+{int(st['missing'])} none)" if st.get("missing") else "") + (
+            f" (+{int(st['ranged'])} as ranges)" if st.get("ranged") else "")
         cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
                      + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
     return " ".join(cells)
@@ -271,18 +286,21 @@ def report_backends(rows: list[Row], consts, split_ms: float, *, quiet: bool) ->
 
 def group_errors(rows: list[Row], consts, split_ms: float, group) -> dict[str, dict[str, float]]:
     """|error| per ``group(row)`` and kind (decode tg, prefill pp): n, median, p90; rows with no prediction count as
-    missing (backend_errors, grouped by any key)."""
+    missing, or as ranged (as_range) (backend_errors, grouped by any key)."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
+    ranged: dict[tuple[str, str], int] = defaultdict(int)
     for r in rows:
         p = predict_row(r, consts, split_ms)
         if p is None:
-            missing[(group(r), r.kind)] += 1
+            (ranged if as_range(r) else missing)[(group(r), r.kind)] += 1
         else:
             per[(group(r), r.kind)].append(abs(pct(p, r.measured)))
     out = {f"{g}|{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)} for (g, kind), v in per.items()}
     for (g, kind), n in missing.items():
         out.setdefault(f"{g}|{kind}", {"n": 0})["missing"] = n
+    for (g, kind), n in ranged.items():
+        out.setdefault(f"{g}|{kind}", {"n": 0})["ranged"] = n
     return out
 
 

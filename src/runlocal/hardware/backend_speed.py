@@ -92,7 +92,7 @@ MOE_PREFILL_UNMODELLED = {
 
 def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | None = None, quant: str | None = None,
                     ubatch: int = 512, build: int | None = None, expert_types: dict[str, int] | None = None,
-                    compute_capability: str | None = None) -> str | None:
+                    compute_capability: str | None = None, vendor: str | None = None) -> str | None:
     """Why the prefill of a mixture-of-experts model (``n_experts`` > 0) is not predicted on ``backend``; None when it
     is (a dense model, or a backend whose MoE prefill the dense formula covers). On ROCm it is declined where an
     RDNA3/3.5/4 GPU (``gfx_target``) sends the ``ubatch``-token expert matmul of any routed-expert tensor to the
@@ -100,11 +100,16 @@ def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | No
     llama-quantize types the file: token_work.routed_expert_types) where known, else the type the quant's name says.
     One such type is enough: those layers' prompt runs the launch- and sync-bound fallback, which the dense formula
     does not price, so the figure is declined, not mixed. On CUDA the same fallback is taken where nvidia_mmq says no
-    for the experts (ggml_cuda_mul_mat_id: no MMQ, and mmf takes float experts only): a Volta card at 64+ tokens."""
+    for the experts (ggml_cuda_mul_mat_id: no MMQ, and mmf takes float experts only): a Volta card at 64+ tokens.
+    ``vendor``: the card's, for Vulkan's words on the range printed instead (moe_prefill_range), or why there is none."""
     if not n_experts:
         return None
-    why = MOE_PREFILL_UNMODELLED.get(backend or "") or (VULKAN_MOE_DECLINED if backend == "vulkan"
-                                                        and not VULKAN_MOE_APPLIED else None)
+    why = MOE_PREFILL_UNMODELLED.get(backend or "")
+    if not why and backend == "vulkan" and not VULKAN_MOE_APPLIED:
+        why = VULKAN_MOE_DECLINED + (": a range is (the prefill range step)" if moe_prefill_range(backend, vendor)
+                                     else f"; nor a range: no {(vendor or 'such').title()} card's Vulkan MoE prompt is "
+                                     "among the measured rows (the ranges rest on NVIDIA's and AMD's cards), so it is "
+                                     "unmeasured here")
     if why:
         return f"not modelled for a mixture of experts on {backend}: {why}"
     if backend == "cuda":
@@ -437,8 +442,7 @@ VULKAN_MOE_DECLINED = (
     "ggml-vulkan multiplies each expert only by the tokens routed to it (mul_mm_id, one dispatch over every expert, "
     f"tiles padded to a width picked against the mean tokens an expert receives: {VULKAN_ID_TILE_SOURCE}); that padding "
     "priced from the source read 22.2 % median error on the tuning tables but 92.3 % on the held-out ones (+64 … +115 %, "
-    "too fast; measurements/speed/held_out/moeprefill_first_run.txt), so no single figure is printed: a range is "
-    "(the prefill range step)")
+    "too fast; measurements/speed/held_out/moeprefill_first_run.txt), so no single figure is printed")
 
 
 @dataclass(frozen=True)
@@ -461,7 +465,8 @@ class MoePrefillRange:
 #   (NV_coopmat2 on NVIDIA, coopmat1 / scalar elsewhere) and the rows split the same way: NVIDIA's all above the priced
 #   figure (1.13 … 2.69, all on one card, the RTX 5090, whose dense Vulkan rate is already under-priced), AMD's
 #   mostly below (0.46 … 1.27).
-#   Both ends are measured; an Intel card takes the non-NVIDIA spread (no Intel Vulkan MoE prompt row yet).
+#   Both ends are measured. Intel on Vulkan has no MoE prompt row among the tuning records, so it gets no range: the
+#   plan says the prompt is not predicted, unmeasured there (review20b: it took AMD's spread, worded as AMD's).
 # - ROCm (the per-expert fallback, rocm_expert_mmq) and SYCL (one dequantize-and-GEMM per expert): priced by the dense
 #   formula. The upper end is the source's: the per-expert GEMMs at the dense rate, nothing launch- or sync-bound
 #   (1.0); the lower end is the slowest tuning row (ROCm 0.22: GLM-4.5-Air on the Radeon 8060S, the only declined
@@ -470,7 +475,7 @@ MOE_PREFILL_RANGES = {
     ("vulkan", "nvidia"): MoePrefillRange(1.13, 2.69, "the padded mul_mm_id tiles (vulkan_expert_factor)",
                                           "measured spread of NVIDIA's Vulkan MoE prompt rows (one card, the RTX 5090)",
                                           13, 3),
-    ("vulkan", ""): MoePrefillRange(0.46, 1.27, "the padded mul_mm_id tiles (vulkan_expert_factor)",
+    ("vulkan", "amd"): MoePrefillRange(0.46, 1.27, "the padded mul_mm_id tiles (vulkan_expert_factor)",
                                     "measured spread of AMD's Vulkan MoE prompt rows", 20, 9),
     ("rocm", ""): MoePrefillRange(0.22, 1.0, "the dense formula",
                                   "slowest tuning row (one card, one model) … the per-expert GEMMs at the dense rate",
@@ -482,9 +487,14 @@ MOE_PREFILL_RANGES = {
 
 def moe_prefill_range(backend: str | None, vendor: str | None) -> MoePrefillRange | None:
     """The range a plan prints for a MoE prompt on ``backend`` where it prints no figure (MOE_PREFILL_RANGES); None on
-    a backend with none (CUDA's Volta fallback, Metal)."""
-    nvidia = (vendor or "").lower() == "nvidia" and backend == "vulkan"
-    return MOE_PREFILL_RANGES.get((backend or "", "nvidia" if nvidia else ""))
+    a backend with none (CUDA's Volta fallback, Metal) and on Vulkan for a vendor with no MoE prompt row of its own
+    (Intel's Arc / Iris Xe: each vendor's driver picks its own mul_mm_id path, so AMD's spread is not Intel's)."""
+    return MOE_PREFILL_RANGES.get(moe_range_key(backend, vendor))
+
+
+def moe_range_key(backend: str | None, vendor: str | None) -> tuple[str, str]:
+    """A range's key: Vulkan's by the card's vendor, the other backends' by the backend alone."""
+    return (backend or "", (vendor or "").lower() if backend == "vulkan" else "")
 
 
 def moe_range_words(rng: MoePrefillRange, figure: float, backend: str) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "load_sources",
     "normalize_name",
     "parse_device_spec",
+    "search_devices",
 ]
 
 # GPU share of a unified-memory system's RAM when the catalog gives none (Apple's default above 36 GB).
@@ -77,6 +78,9 @@ class Device:
     gpu_cores: int | None = None               # Apple M3+: published GPU core count (no clock/TFLOPS is published)
     sm_count: int | None = None                # NVIDIA: streaming multiprocessors (ggml-cuda's nsm; notes.sm_count)
     gfx_target: str | None = None              # AMD GPUs: the LLVM target ROCm reports (gfx1151); notes.gfx_target
+    # laptop iGPUs: the CPU memory entries of the slower RAM the chip also takes (bandwidth_gbs is its fastest);
+    # notes.memory_alternatives
+    memory_alternatives: tuple[str, ...] = ()
 
     @property
     def memory_gib(self) -> float:
@@ -124,6 +128,7 @@ def _device_from_json(d: dict[str, Any]) -> Device:
         cuda_total_bytes=int(d["cuda_total_gib"] * GiB) if d.get("cuda_total_gib") else None,
         cuda_total_source=d.get("cuda_total_source"), gpu_cores=d.get("gpu_cores"),
         sm_count=d.get("sm_count"), gfx_target=d.get("gfx_target"),
+        memory_alternatives=tuple(d.get("memory_alternatives") or ()),
     )
 
 
@@ -192,6 +197,27 @@ def names_a_device(text: str) -> bool:
     return normalize_name(text) in _index().keys
 
 
+def search_devices(query: str | None) -> list[Device]:
+    """The catalog devices a free-text search names, in catalog order: every word of the query found in the device's
+    id, name or one of its aliases (so "strix halo" finds the Ryzen AI Max+ 395 entries and "gx10" the DGX Spark),
+    compared case-folded and, for spellings like "rtx4090" / "RTX-4090", normalized as find_device normalizes.
+    The one filter the API, MCP and the site's /hardware page share; an empty query lists every device."""
+    words = (query or "").lower().split()
+    if not words:
+        return load_devices()
+
+    def texts(d: Device) -> list[str]:
+        raw = [d.id, d.name.lower(), *(a.lower() for a in d.aliases)]
+        return raw + [normalize_name(t) for t in raw]
+
+    def hit(d: Device) -> bool:
+        ts = texts(d)
+        whole = normalize_name(" ".join(words))
+        return all(any(w in t for t in ts) for w in words) or bool(whole) and any(whole in t for t in ts)
+
+    return [d for d in load_devices() if hit(d)]
+
+
 def _memory_matches(dev: Device, size: float) -> bool:
     """"80gb" names an 80 GiB card; also accept decimal GB for capacities quoted that way."""
     return abs(dev.memory_bytes / GiB - size) < 0.5 or abs(dev.memory_bytes / 1e9 - size) < 0.5
@@ -258,12 +284,38 @@ def _suggestions(q: str, idx: _Index) -> list[str]:
     if _INTEGRATED_WORDS.search(q) and not _DISCRETE_WORDS.search(q):
         vendors = ("intel",) if _INTEL_INTEGRATED.search(q) else ("amd",)
     keys = [k for k, ds in idx.keys.items() if any(_integrated(d, vendors) for d in ds)] if vendors else list(idx.keys)
+    # a discrete card's name ("gtx 1650m") suggests discrete cards: a box's short alias ("gx10", the DGX Spark) is
+    # close by letters, not by kind
+    discrete = bool(_DISCRETE_WORDS.search(q))
     out: list[str] = []
     for k in difflib.get_close_matches(q, keys, n=25, cutoff=0.3 if vendors else 0.5) or (keys if vendors else []):
         for d in idx.keys[k]:
-            if d.id not in out and (not vendors or _integrated(d, vendors)):
+            if d.id not in out and (not vendors or _integrated(d, vendors)) and not (discrete and d.kind == "unified"):
                 out.append(d.id)
     return out[:5]
+
+
+# A CPU-only system is its memory kind and channel count; a size written with it ("cpu-32gb", "none 16gb",
+# "ddr4-3200 64gb") is how much RAM it has, never which channel count (a 128 GB desktop is still 2-channel). Bare
+# "cpu" / "none" take the memory `--gpu none` assumes (verdict.DEFAULT_RAM_BANDWIDTH_GBS: 2-channel DDR5-5600).
+_BARE_CPU = ("cpu", "none", "cpuonly")
+DEFAULT_CPU_ID = "cpu-ddr5-5600-2ch"
+
+
+def _cpu_with_ram(rest: str, size: float, idx: _Index) -> Device | None:
+    """The CPU memory system a sized name means, with ``size`` GiB of RAM; None when the name is no CPU system."""
+    if rest in _BARE_CPU:
+        base = next(d for d in _catalog()[0] if d.id == DEFAULT_CPU_ID)
+    else:
+        named = idx.keys.get(rest, ())
+        if len(named) != 1 or named[0].kind != "cpu":
+            return None
+        base = named[0]
+    if not 0 < size <= 1 << 20:
+        raise InputError(f"gpu: {size:g} GB of RAM is not a size (give 1 to 1,048,576 GB)")
+    if abs(base.memory_bytes / GiB - size) < 0.5:
+        return base
+    return replace(base, memory_bytes=int(size * GiB))
 
 
 def find_device(query: str, *, suggest: bool = True) -> Device:
@@ -303,6 +355,9 @@ def find_device(query: str, *, suggest: bool = True) -> Device:
     if m:
         size = float(m.group(1))
         rest = normalize_name(query.lower()[: m.start()] + " " + query.lower()[m.end():])
+        sized = _cpu_with_ram(rest, size, idx)
+        if sized is not None:
+            return sized
     if rest:
         for cands in _tiers(rest, idx):
             if size is not None:
@@ -337,11 +392,14 @@ def _board_stem(name: str) -> str:
 
 def _board_variant_note(query: str, device: Device) -> str | None:
     """A unified-memory board sold in versions that differ in more than memory (Jetson Orin Nano: the Super clocks
-    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id."""
+    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id. A
+    name that says "super" has chosen the clocks: only other Super versions are left to name (none in the catalog)."""
     if device.kind != "unified":
         return None
+    said_super = re.search(r"super", query.lower()) is not None
     others = [d for d in _catalog()[0] if d is not device and d.family == device.family
-              and _board_stem(d.name) == _board_stem(device.name)]
+              and _board_stem(d.name) == _board_stem(device.name)
+              and (not said_super or re.search(r"\bsuper\b", d.name.lower()) is not None)]
     if not others:
         return None
     return (f"'{query.strip()}' is taken as {device.name} ({device.id}); the others: "

@@ -557,7 +557,9 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         counted += share
         gpu_parts.append(Part(own, kv + share, bw, fit, layers, extra_layers=layers * rec_share, device=at))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
-        p0 = gpu_parts[0]
+        # each layer's all-reduce waits for every rank, so a step takes the slowest rank's read: mixed cards are
+        # priced at the lowest fitted share × bandwidth (an unknown bandwidth: unpriced)
+        p0 = min(gpu_parts, key=lambda p: p.fit.decode_eff * p.bandwidth_gbs if p.bandwidth_gbs else -1.0)
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
                           p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp,
                           extra_layers=sum(p.extra_layers for p in gpu_parts))]
@@ -676,7 +678,8 @@ def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch:
     types = routed_expert_types(model, quant) if model.n_experts and place.backend == "rocm" else None
     return moe_prefill_gap(model.n_experts, place.backend, gfx_target=place.dev.gfx_target if place.dev else None,
                            quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types,
-                           compute_capability=place.dev.compute_capability if place.dev else None)
+                           compute_capability=place.dev.compute_capability if place.dev else None,
+                           vendor=place.dev.vendor if place.dev else None)
 
 
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:

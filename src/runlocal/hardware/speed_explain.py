@@ -156,7 +156,8 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
         terms = " + ".join(
             (f"[{placed[q.device]}] " if several and q.device in placed else "")
             + f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
-            f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s{f' × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
+            f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s"
+            f"{f', the slowest rank, × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
             f" + {_layers_words(q, several)} × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if several else ""

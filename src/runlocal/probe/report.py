@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from ..measured import stored_record_problem
 from .client import Api
 from .run import Step, run_probe
 
@@ -48,12 +49,14 @@ def recorded_model(name: str) -> tuple[str, str | None]:
 def to_record(result, *, device: str, runtime: str, model: str | None) -> dict[str, Any]:
     d = result.to_dict()
     ttfts = [s.ttft_s for s in result.steps if s.ok and s.ttft_s is not None]
-    prefill = [s.prefill_tokens_per_s for s in result.steps if s.ok and s.prefill_tokens_per_s]
     name, quant = recorded_model(model or result.model or "unknown")
+    # decode_at_context: the depth the decode figure stands for (ProbeResult.decode_depth); a plan uses the figure
+    # only near its own depth (measured.DEPTH_MATCH). Each step keeps its prompt_tokens in settings.steps
     return {"device": device, "runtime": runtime, "model": name, **({"quant": quant} if quant else {}),
-            "settings": {"api": result.api, "url": result.url, "steps": d["steps"]},
+            "settings": {"api": result.api, "url": result.url, "steps": d["steps"],
+                         "decode_at_context": d["decode_at_context"]},
             "decode_tokens_per_s": d["decode_tokens_per_s"],
-            "prefill_tokens_per_s": max(prefill) if prefill else None,
+            "prefill_tokens_per_s": d["prefill_tokens_per_s"],       # the median step's, as the README says
             "ttft_s": min(ttfts) if ttfts else None, "peak_memory_bytes": result.peak_memory_bytes,
             "max_context": result.max_context_ok, "max_concurrency": result.max_concurrency_ok, "source": "probe"}
 
@@ -74,7 +77,8 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
 
     def progress(step: Step) -> None:
         mark = "ok " if step.ok else "FAIL"
-        detail = (f"ttft {step.ttft_s:.2f}s decode {step.decode_tokens_per_s or 0:.1f} tok/s"
+        decode = f"{step.decode_tokens_per_s:.1f}" if step.decode_tokens_per_s else "—"     # none timed: no 0.0
+        detail = (f"ttft {step.ttft_s:.2f}s decode {decode} tok/s"
                   if step.ok else f"{step.error_kind}: {step.error}")
         print(f"  [{mark}] {step.phase:<11} prompt {step.prompt_tokens:>7,} × {step.concurrency:<3} {detail}",
               file=sys.stderr, flush=True)
@@ -97,19 +101,24 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
         result.model = served_model(url, checked_api)
     record = to_record(result, device=_device_name(device), runtime=runtime, model=predict or model)
     measured = any(s.ok for s in result.steps)     # a probe with no successful step measured nothing: keep nothing
-    if store and measured:
+    problem = stored_record_problem(record) if measured else None
+    out["stored_as"] = {k: record.get(k) for k in ("model", "quant", "device", "runtime")}
+    if problem is not None:       # a figure this device cannot produce for this model: not a measurement of it
+        out["not_stored"] = f"{problem[0]}: {problem[1]}"
+    if store and measured and problem is None:
         from ..api.store import BenchmarkStore
 
         row, _ = BenchmarkStore().add(record, verified_by="probe")     # measured here by the user: it counts
         out["stored_id"] = row["id"]
-    if submit and measured:
+    if submit and measured and problem is None:
         out["submitted"] = submitted(record, submit)
     if as_json:
         print(json.dumps(out, indent=2))
         return measured
-    decode = out["decode_tokens_per_s"]
+    decode, depth = out["decode_tokens_per_s"], out["decode_at_context"]
     print(f"measured: max context {out['max_context_ok'] or '—'} tokens, max concurrency "
           f"{out['max_concurrency_ok'] or '—'}, decode {f'{decode:.1f}' if decode else '—'} tok/s"
+          + (f" (median, at {depth:,} tokens in the KV cache)" if decode and depth else "")
           + (f", peak memory {out['peak_memory_bytes'] / 2**30:.2f} GiB ({out['memory_source']})"
              if out["peak_memory_bytes"] else ""))
     if "prediction" in out:
@@ -118,9 +127,21 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
               f"decode {p['decode_tokens_per_s'] or '—'} tok/s ({p['verdict']})")
     if result.stopped_because:
         print(f"stopped: {result.stopped_because}")
-    if not measured:
-        print("nothing stored: no step succeeded")
+    print(_stored_words(out) if measured else "nothing stored: no step succeeded")
     return measured
+
+
+def _stored_words(out: dict[str, Any]) -> str:
+    """Under which model, quant and device the result was stored (its id), or why it was not: a server's model
+    name read as a catalog model (Qwen3-8B-Q4_K_M.gguf → qwen3-8b Q4_K_M) can be another model behind that name."""
+    a = out["stored_as"]
+    said = f"{a['model']}{' ' + a['quant'] if a.get('quant') else ''} on {a['device']} ({a['runtime']})"
+    if "not_stored" in out:
+        return (f"not stored as {said}: {out['not_stored']}. If the server runs another model or quant than its name "
+                "says, pass --model with the one it runs")
+    if "stored_id" in out:
+        return f"stored as {said}, id {out['stored_id']} (runlocal check uses it for that model on that device)"
+    return f"read as {said}"
 
 
 def submitted(record: dict[str, Any], submit: str) -> bool:

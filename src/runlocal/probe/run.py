@@ -59,14 +59,30 @@ class ProbeResult:
         ok = [s.concurrency for s in self.steps if s.phase == "concurrency" and s.ok]
         return max(ok) if ok else None
 
+    def _decode_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.ok and s.decode_tokens_per_s and s.concurrency == 1]
+
     def decode_median(self) -> float | None:
-        v = [s.decode_tokens_per_s for s in self.steps if s.ok and s.decode_tokens_per_s and s.concurrency == 1]
+        v = [s.decode_tokens_per_s for s in self._decode_steps() if s.decode_tokens_per_s]
+        return statistics.median(v) if v else None
+
+    def decode_depth(self) -> int | None:
+        """The KV-cache depth decode_median stands for: the median prompt of the single-request steps it is the
+        median of. Decode slows as the cache deepens, so the steps' decode figures fall in the order of their
+        prompts and the median figure is that of the median prompt (of two middle steps, their mean, as the figure
+        is). A prompt's tokens are the cache when decoding starts; the few generated (--max-tokens) are left out."""
+        v = [s.prompt_tokens for s in self._decode_steps()]
+        return int(statistics.median(v)) if v else None
+
+    def prefill_median(self) -> float | None:
+        v = [s.prefill_tokens_per_s for s in self.steps if s.ok and s.prefill_tokens_per_s]
         return statistics.median(v) if v else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"url": self.url, "api": self.api, "model": self.model, "steps": [asdict(s) for s in self.steps],
                 "max_context_ok": self.max_context_ok, "max_concurrency_ok": self.max_concurrency_ok,
-                "decode_tokens_per_s": self.decode_median(), "peak_memory_bytes": self.peak_memory_bytes,
+                "decode_tokens_per_s": self.decode_median(), "decode_at_context": self.decode_depth(),
+                "prefill_tokens_per_s": self.prefill_median(), "peak_memory_bytes": self.peak_memory_bytes,
                 "memory_source": self.memory_source, "stopped_because": self.stopped_because}
 
 
@@ -190,6 +206,12 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
     return result
 
 
+def _median_or_none(values) -> float | None:
+    """The median of the figures a step's requests returned; None when none returned one (not 0: nothing was timed)."""
+    v = [x for x in values if x]
+    return statistics.median(v) if v else None
+
+
 def _budget_spent(result: ProbeResult, e: ProbeError, where: str) -> bool:
     """A step cut by the time budget is no failure of the server: it ends the probe without a step."""
     if e.kind != "budget":
@@ -252,5 +274,5 @@ def _ladders(result: ProbeResult, sampler: MemorySampler, one: Callable[[int], M
                     break
                 record(Step("concurrency", concurrency_prompt, c, True,
                             statistics.median(m.ttft_s for m in done),
-                            statistics.median(m.decode_tokens_per_s or 0 for m in done) or None, None,
+                            _median_or_none(m.decode_tokens_per_s for m in done), None,
                             sum(m.completion_tokens for m in done) / wall))

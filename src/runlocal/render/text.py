@@ -12,7 +12,7 @@ from rich.text import Text
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
 from ..runtimes import engine
-from ..runtimes.arch_support import CANNOT_LOAD
+from ..runtimes.arch_support import CANNOT_LOAD, NO_BUILD_LOADS
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
@@ -235,7 +235,10 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
         console.print(f"  measured here: ran at ctx {ran['max_context_ok']:,}"
                       + (f" × {ran['max_concurrency_ok']} concurrent requests" if ran.get("max_concurrency_ok") else ""),
                       highlight=False)
-    console.print(Text.assemble("  run: ", (plan.command, "bold")), soft_wrap=True)
+    if plan.speed.get("not_predicted") == NO_BUILD_LOADS:     # a command that cannot load the model is not shown
+        _say(console, Text(f"run: none — no {plan.runtime} build loads this model (above)"))
+    else:
+        console.print(Text.assemble("  run: ", (plan.command, "bold")), soft_wrap=True)
 
     if plan.verdict == "does_not_fit" and not plan.fixes:
         _say(console, Text(no_fix_phrase(plan), style="bold"))
@@ -260,6 +263,8 @@ def no_fix_phrase(plan: Plan) -> str:
     """Why no fix is listed: nothing this runtime lets one change makes it fit on this hardware; what it needs."""
     if plan.speed.get("not_predicted") == CANNOT_LOAD:
         return f"No fix: no setting makes {plan.runtime} {plan.runtime_version[0]} load this model — update it (above)."
+    if plan.speed.get("not_predicted") == NO_BUILD_LOADS:
+        return f"No fix: no setting or update makes {plan.runtime} load this model — another runtime (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
     need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
@@ -307,7 +312,7 @@ def limit_phrases(plan: Plan) -> list[str]:
     if a.kv_cache_tokens is not None:
         logged = getattr(plan.planner, "pool_words", lambda _: None)(a)   # vLLM: a hybrid model's per-group count
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens " + (logged or "shared by all requests"))
-    if plan.speed.get("not_predicted") == CANNOT_LOAD:
+    if plan.speed.get("not_predicted") in (CANNOT_LOAD, NO_BUILD_LOADS):
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:
         out.append("max context: none fits")
@@ -339,7 +344,8 @@ def speed_phrase(plan: Plan) -> str | None:
         return (f"not predicted — {format_bytes(on_disk)} of weights are read back from disk for every token: "
                 f"about {on_disk / NVME_BYTES_PER_S:,.0f} s a token from a {NVME_BYTES_PER_S / 1e9:g} GB/s NVMe drive")
     parts = []
-    measured = plan.measured and sp.get("source") == "measured"
+    sp_source = sp.get("source")
+    measured = plan.measured and sp_source == "measured"
     if measured:      # what the stored runs measured, at their own contexts: no predicted labels beside it
         sp = {k: sp.get(k) for k in ("decode_tokens_per_s", "prefill_tokens_per_s")}
     if sp.get("decode_tokens_per_s"):
@@ -364,6 +370,10 @@ def speed_phrase(plan: Plan) -> str | None:
         parts.append(f"prefill {why} (--explain says why)")
     if not parts:
         return None
-    how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
-           if measured and plan.measured else "predicted")
+    how = "predicted"
+    if plan.measured and sp_source in ("measured", "mixed"):
+        m = plan.measured
+        ids = ", ".join(str(i) for i in m["ids"][:5])
+        where = (f"{m['records']} stored run(s) on {m['device']} (id {ids}; latest {str(m.get('latest') or '?')[:10]})")
+        how = f"measured: {where}" if measured else f"decode predicted, prefill measured: {where}"
     return " · ".join(parts) + f" ({how})"

@@ -8,9 +8,10 @@ release whose vendored llama.cpp names it or whose Go engine registers it, read 
 (v0.3.14: older releases pin llama.cpp as a submodule, not in ollama/ollama's tree). llama.cpp's loader throws "unknown model
 architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with``, or
 older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
-it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked; an architecture the
-table does not hold is not checked either, and a named build says so in the same note. One dict lookup per plan:
-nothing of the planner's own work (compute table, memos) moves.
+it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked, but for an
+architecture no llama.cpp build loads at all (NO_LLAMA_CPP), refused under llama.cpp, Ollama v0.30+ and mlx-lm whatever
+the build; an architecture the table does not hold is not checked either, and a named build says so in the same note.
+One dict lookup per plan: nothing of the planner's own work (compute table, memos) moves.
 """
 
 from __future__ import annotations
@@ -46,6 +47,83 @@ VLLM_FIRST: dict[str, tuple[str, str]] = {
     # (a maintainer) says since v0.6.6: the earlier is used, so no release that may load it is refused
     "deepseek_v3": ("0.6.5", "deepseek-ai/DeepSeek-V3 PR #9; vllm-project/vllm issue #11559"),
 }
+
+
+# Architectures no llama.cpp build loads, by the name the model's HF config (model_type) and its GGUF
+# (general.architecture, as Ollama's own converter writes it) share. Refused for every llama.cpp build and for Ollama
+# from v0.30.0 (llama-server runs every GGML model, OLLAMA_LLAMA_SERVER_FROM), whatever the memory says; and under
+# --runtime mlx where mlx-lm has no model for it (`mlx_lm`).
+NO_LLAMA_CPP: dict[str, dict[str, str]] = {
+    "mllama": {
+        # ggml-org/llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES (read at 00395eb2, a 2026 tree with gemma4 and
+        # deepseek4) names no "mllama"; load_arch then throws (ggml-org/llama.cpp#14951, b6019, a leafspark GGUF);
+        # convert_hf_to_gguf.py has no class for the checkpoint (#9663, 2024-09-27; #13805, 2025-05-26)
+        "llama_cpp": ("no llama.cpp build names the 'mllama' architecture (src/llama-arch.cpp LLM_ARCH_NAMES), so "
+                      "its loader stops with \"unknown model architecture: 'mllama'\" (ggml-org/llama.cpp#14951), and "
+                      "convert_hf_to_gguf.py makes no GGUF of it: \"Model MllamaForConditionalGeneration is not "
+                      "supported\" (ggml-org/llama.cpp#9663, #13805)"),
+        # Ollama v0.30.4 (#16490), v0.30.5 (#16547), v0.34.1 (#18486, after a fresh pull): "llama-server process has
+        # terminated: exit status 1: error loading model: unknown model architecture: 'mllama'"
+        "ollama": ("its llama-server stops with \"error loading model: unknown model architecture: 'mllama'\" "
+                   "(ollama/ollama#16490 on v0.30.4, #16547 on v0.30.5, #18486 on v0.34.1 after a fresh pull): from "
+                   "v0.30.0 llama-server runs every GGML model, and no llama.cpp build names 'mllama'"),
+        # ollama/ollama PR #6963 brought it (#7300: v0.3.14 lacks it); the Go engine registers mllama through v0.22.0
+        # (data/ollama_engine.json), the map unchanged to v0.24.0, the last release before v0.30.0; a user on
+        # v0.32.0 went back to v0.24.0 to run it (Troyanovsky/llama-vision-image-tagger#2)
+        "ollama_first": "0.4.0", "ollama_last": "0.24.0",
+        "ollama_source": "ollama/ollama PR #6963, issue #7300; data/ollama_engine.json",
+        # transformers: src/transformers/models/mllama (MllamaForConditionalGeneration, from 4.45.0, the release
+        # with Llama 3.2). vLLM: from v0.6.2 (vllm-project/vllm#8826, 2024-09-25: `vllm serve
+        # meta-llama/Llama-3.2-11B-Vision-Instruct`) to v0.10.2: vllm/model_executor/models/registry.py
+        # _PREVIOUSLY_SUPPORTED_MODELS {"MllamaForConditionalGeneration": "0.10.2"}, "was supported in vLLM until
+        # v0.10.2, and is not supported anymore" (PR #24907 removed the V0 encoder-decoder models but Whisper).
+        # mlx-vlm: mlx_vlm/models/mllama (Blaizzy/mlx-vlm at 9b13f522, 2026-08-22); mlx-lm has no
+        # mlx_lm/models/mllama.py (ml-explore/mlx-lm at d78bf58e): "Model type mllama not supported." (mlx-lm#321)
+        # mlx-lm picks mlx_lm.models.<model_type> (mlx_lm/utils.py _get_classes, MODEL_REMAPPING has no mllama)
+        "mlx_lm": ("mlx-lm has no mllama model (no mlx_lm/models/mllama.py, read at d78bf58e, after v0.31.3), so its "
+                   "loader stops with \"Model type mllama not supported.\" (mlx_lm/utils.py; ml-explore/mlx-lm#321)"),
+        "loads": ("transformers 4.45 or later (--runtime transformers plans it), vLLM 0.6.2–0.10.2 (v0.11 dropped "
+                  "it: \"was supported in vLLM until v0.10.2\", vllm/model_executor/models/registry.py), mlx-vlm on "
+                  "Apple silicon (mlx_vlm/models/mllama; mlx-lm has no mllama)"),
+    },
+}
+NO_BUILD_LOADS = "no build of the runtime loads the model"   # speed["not_predicted"] of a NO_LLAMA_CPP refusal
+
+
+def no_release_loads(runtime: str, version_text: str | None, arch: str | None) -> bool:
+    """Whether no update of this runtime loads ``arch`` (a NO_LLAMA_CPP architecture under llama.cpp, or under Ollama
+    v0.30+): the answer's "no fix" says another runtime or an older Ollama, not "update it"."""
+    if (arch or "") not in NO_LLAMA_CPP or runtime not in ("llama.cpp", "ollama", "mlx"):
+        return False
+    return (runtime in ("llama.cpp", "mlx") or version_text is None
+            or parse_version(runtime, version_text).at_least(*OLLAMA_LLAMA_SERVER_FROM))
+
+
+def no_build_loads(runtime: str, version_text: str | None, arch: str | None) -> tuple[str | None, str]:
+    """(the refusal when ``arch`` is one no llama.cpp build loads — every llama.cpp build, an Ollama release from
+    v0.30.0 or the current one, an Ollama release before the first that loaded it —, else None; the --explain line,
+    "" when the architecture is not one of them or the runtime is neither)."""
+    row = NO_LLAMA_CPP.get(arch or "")
+    if row is None or runtime not in ("llama.cpp", "ollama", "mlx"):
+        return None, ""
+    if runtime == "mlx":        # runlocal's MLX plans are mlx-lm's (runtimes/mlx.py)
+        return f"mlx-lm cannot load this model: {row['mlx_lm']}. Runtimes that load it: {row['loads']}", row["mlx_lm"]
+    if runtime == "llama.cpp":
+        build = f"llama.cpp b{parse_version(runtime, version_text).key[0]}" if version_text else "llama.cpp"
+        return (f"{build} cannot load this model: {row['llama_cpp']}. Runtimes that load it: {row['loads']}, "
+                f"Ollama v{row['ollama_first']}–v{row['ollama_last']} (its own engine)"), f"'{arch}': {row['llama_cpp']}"
+    version = parse_version(runtime, version_text) if version_text else None
+    first, last = row["ollama_first"], row["ollama_last"]
+    if version is not None and _key(first) <= version.key[:3] and not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+        return None, f"Ollama {version.text} loads '{arch}' (v{first}–v{last}: {row['ollama_source']})"
+    who = f"Ollama {version.text}" if version else "Ollama (the current release, v0.30 or later)"
+    if version is not None and version.key[:3] < _key(first):
+        why = f"'{arch}' first loaded by Ollama v{first} ({row['ollama_source']})"
+        return (f"{who} cannot load this model: {why}. Update Ollama: {OLLAMA_INSTALL.format(v=last)} (v{first}–"
+                f"v{last} load it; from v0.30.0 its llama-server does not)"), why
+    return (f"{who} cannot load this model: {row['ollama']}. Ollama v{first}–v{last} load it (its own engine: "
+            f"{row['ollama_source']}): {OLLAMA_INSTALL.format(v=last)}; or another runtime: {row['loads']}"), (
+        f"'{arch}' under Ollama v0.30+: {row['ollama']}")
 
 
 @lru_cache(maxsize=1)
@@ -122,8 +200,13 @@ def model_arch(spec) -> str | None:
 
 def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
     """(refusal, --explain words, architecture) for the planner's named build (``planner.version``), as
-    arch_refusal; ("", None) words when the planner names no build of llama.cpp or Ollama."""
+    arch_refusal; ("", None) words when the planner names no build of llama.cpp or Ollama. An architecture no
+    llama.cpp build loads (NO_LLAMA_CPP) is refused for llama.cpp and Ollama whether a build is named or not."""
     version = getattr(planner, "version", None)
+    never = model_arch(spec) or spec.family
+    if never in NO_LLAMA_CPP and planner.name in ("llama.cpp", "ollama", "mlx"):    # any build, named or not
+        refused, how = no_build_loads(planner.name, version, never)
+        return refused, how, never
     if version is None or planner.name not in ("llama.cpp", "ollama", "vllm"):
         return None, "", None
     if planner.name == "vllm":             # vLLM reads the HF config's model_type, not a GGUF architecture

@@ -100,8 +100,10 @@ def weights_step(model, weights, where: tuple[int | None, ...], s: Settings, buf
     return Step("weights", f"{on_gpu}/{model.n_layers} layers on GPU{' + output' if where[-1] is not None else ''}"
                 f"{split}; {''.join(f'{w}; ' for w in rules)}{_embedding_words(model, where, placed, buffers, rules)}",
                 ", ".join(f"{d.name} {d.model:,} B" for d in buffers),
-                "src/llama-model.cpp load_tensors (tok_embd: LLM_TENSOR_LAYER_INPUT, always in host memory); "
-                "src/llama-model-loader.cpp: an -ot rule's tensor logs \"buffer type overridden to\"")
+                "src/llama-model.cpp load_tensors (tok_embd: LLM_TENSOR_LAYER_INPUT, always in host memory)"
+                # the loader's line where a rule moves tensors: -ot, or --n-cpu-moe (common/arg.cpp writes it as -ot)
+                + ("; src/llama-model-loader.cpp: an -ot rule's tensor logs \"buffer type overridden to\""
+                   if s.llamacpp.override_tensor or s.llamacpp.n_cpu_moe else ""))
 
 
 def override_words(model, weights, s: Settings) -> list[str]:

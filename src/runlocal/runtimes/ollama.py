@@ -1,6 +1,6 @@
 """Ollama: llama.cpp's memory, with Ollama's own choices of context, parallelism, batch and offload.
 
-Modelled on ollama/ollama v0.33.0-rc2 (commit fb30760, Aug 2026). Since v0.30.0 (commit 9db4bda,
+Modelled on ollama/ollama v0.33.0-rc2 (commit fb30760, Aug 2026; its launch code is v0.32.15's). Since v0.30.0 (commit 9db4bda,
 "use llama-server exclusively for GGML models") Ollama launches an upstream ``llama-server``
 (llm/llama_server.go startLlamaServer) with
 
@@ -202,7 +202,7 @@ class Ollama:
         self.sched_spread = sched_spread      # OLLAMA_SCHED_SPREAD: every GPU to llama-server (ollama_placement.py)
         self.new_engine = new_engine          # OLLAMA_NEW_ENGINE=1: the Go engine before v0.30 (ollama_engine.py)
         # the llama-server Ollama launches, built from upstream llama.cpp (ollama/ollama#15122); the current release's
-        # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
+        # (v0.33.0-rc2's b10488, versions.OLLAMA_NEWEST_COMMIT_READ) has PR #23861's output cap, a named release by its build
         # (runtimes/versions.py ollama_rules)
         self._llama = LlamaCpp(simulate_graph=simulate_graph)
         from .published import library_mla_cache

@@ -199,43 +199,14 @@ def gpu_compute_capability(gpu_name: str) -> str | None:
     return next((d.compute_capability for d in load_devices() if d.name == name), None)
 
 
-# vLLM on ROCm (vllm/platforms/rocm.py at vllm-project/vllm 001eda31e, 2026): RocmPlatform.supported_quantization
-# lists awq, gptq (awq_marlin / gptq_marlin "will be overwritten" with them: no Marlin on ROCm), fp8, compressed-tensors,
-# fbgemm_fp8, gguf, quark, mxfp4, petit_nvfp4, torchao, bitsandbytes; Platform.verify_quantization refuses any other
-# ("{quant} quantization is currently not supported in rocm."), so ModelOpt's NVFP4 (modelopt_fp4) is refused.
-# verify_quantization also sets VLLM_USE_TRITON_AWQ=1 for AWQ (Triton dequantize kernels). supports_fp8: gfx94x,
-# gfx95x, gfx12xx (MI300-class, MI350-class, RDNA4) have FP8 compute. (vLLM's docs "Supported Hardware" table still
-# marks AWQ / GPTQ ❌ for AMD GPUs, https://docs.vllm.ai/en/v0.14.0/features/quantization/; the code accepts them.)
-ROCM_FP8_TARGETS = ("gfx94", "gfx95", "gfx12")
-
-
 @cache
 def gpu_gfx_target(gpu_name: str) -> str | None:
-    """The catalog's ROCm target (gfx1100 …) of an AMD GPU named as a plan's target."""
+    """The catalog's ROCm target (gfx1100 …) of an AMD GPU named as a plan's target (vLLM's ROCm checks by release:
+    runtimes/vllm_rocm.py)."""
     from ..hardware.catalog import load_devices
 
     name = re.sub(r" #\d+$", "", gpu_name)
     return next((d.gfx_target for d in load_devices() if d.name == name), None)
-
-
-def rocm_kernel_check(quant: str, gfx: str) -> tuple[str | None, str | None]:
-    """(vLLM's refusal, a note) for weights in ``quant`` on an AMD GPU of ROCm target ``gfx`` (ROCM_FP8_TARGETS' source)."""
-    q = quant.lower()
-    if q == "modelopt-nvfp4":
-        return (f"NVFP4 weights ({quant}, ModelOpt's modelopt_fp4) are refused by vLLM on ROCm: \"modelopt_fp4 "
-                "quantization is currently not supported in rocm.\" (platforms/rocm.py supported_quantization)"), None
-    if q in NVFP4_FORMATS:
-        return None, (f"NVFP4 weights ({quant}) on ROCm: compressed-tensors is accepted, but no FP4 GEMM runs on "
-                      f"{gfx}; not checked further here")
-    if q.startswith("awq"):
-        return None, ("AWQ on ROCm runs vLLM's Triton AWQ kernels (verify_quantization sets VLLM_USE_TRITON_AWQ=1; no "
-                      "Marlin on ROCm) — the same bytes, slower than on a CUDA GPU")
-    if q.startswith("gptq"):
-        return None, "GPTQ on ROCm runs the plain GPTQ kernel (gptq_marlin is overwritten with gptq on ROCm) — the same bytes"
-    if q.startswith("fp8") and not any(gfx.startswith(t) for t in ROCM_FP8_TARGETS):
-        return None, (f"FP8 weights on {gfx}: vLLM's ROCm FP8 compute is for gfx94x / gfx95x / gfx12xx "
-                      "(rocm.py supports_fp8); this chip has none, not checked further here")
-    return None, None
 
 
 def _nvfp4_check(quant: str, compute_capability: str, runtime: str,
@@ -265,7 +236,10 @@ def kernel_check(quant: str | None, gpu_name: str, runtime: str = "vllm",
     ``release`` is the vLLM release named (None: the current one)."""
     compute_capability = gpu_compute_capability(gpu_name) if quant else None
     if quant and runtime == "vllm" and not compute_capability and (gfx := gpu_gfx_target(gpu_name)):
-        return rocm_kernel_check(quant, gfx)
+        from .versions import parse_version
+        from .vllm_rocm import rocm_kernel_check
+
+        return rocm_kernel_check(quant, gfx, parse_version("vllm", release).key if release else None)
     if not quant or not compute_capability:
         return None, None
     if quant.lower() in NVFP4_FORMATS:
@@ -290,13 +264,36 @@ def kernel_check(quant: str | None, gpu_name: str, runtime: str = "vllm",
     return None, None
 
 
+def unpublished_quant(entry: dict[str, Any], quant: str) -> bool:
+    """Whether the entry's GGUF repo is known not to hold this quant: ``hf_quants`` lists its whole GGUF listing as its
+    evidence page showed it (measurements/gguf_repos RULE.md Amendment 3); where that is not known, nothing is said."""
+    held = entry.get("hf_quants")
+    return bool(entry.get("hf")) and held is not None and gguf_quant(quant) not in {gguf_quant(h) for h in held}
+
+
+def _unpublished_words(entry: dict[str, Any], quant: str) -> str:
+    q = gguf_quant(quant)
+    return (f"{entry['hf']} publishes no {q} file (it holds only {', '.join(entry['hf_quants'])}: "
+            f"{entry['hf_seen'].split(' (')[0]}): make {q} with llama.cpp (convert_hf_to_gguf.py, llama-quantize {q})")
+
+
+def unpublished_quant_note(model: ModelSpec, runtime: str, quant: str | None) -> str | None:
+    """Said on a llama.cpp plan whose --quant the catalog model's GGUF repo does not publish: the command names a file
+    the user makes (-m PATH/TO/…) rather than an -hf tag that would match no file. Ollama says it in its command."""
+    entry = ollama_entry(model) if quant and runtime == "llama.cpp" else None
+    if not entry or not unpublished_quant(entry, quant or ""):
+        return None
+    return (f"{_unpublished_words(entry, quant or '')}, or ask for --quant "
+            f"{entry['hf_quants'][0].lower()} to pull the published file")
+
+
 def llama_server_model(model: ModelSpec, quant: str | None) -> list[str]:
     """llama-server's model arguments: -m for a file the user has, -hf REPO[:QUANT] for a published GGUF repo
     (common/arg.cpp: -hf <user>/<model>[:quant], default quant Q4_K_M; split files are fetched whole)."""
     if model.source.endswith(".gguf") and not quant:
         return ["-m", shlex.quote(model.source)]
     entry = ollama_entry(model)
-    if entry and entry.get("hf") and quant:
+    if entry and entry.get("hf") and quant and not unpublished_quant(entry, quant):
         q = gguf_quant(quant)
         if entry["hf"].startswith("ggml-org/gpt-oss") and q == "MXFP4_MOE":
             return ["-hf", entry["hf"]]          # one file per repo, in MXFP4
@@ -336,9 +333,11 @@ def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | N
         return "", tags[want], None
     why = (f"the Ollama library has no {want} tag for {entry['library']} (it has "
            f"{', '.join(t.split(':', 1)[1] for t in tags.values())})") if tags else f"no Ollama library tag: {entry['why']}"
+    stem = f"{model.id}-{want}"
+    if entry.get("hf") and unpublished_quant(entry, want):     # hf.co/<repo>:<quant> would find no file
+        return (*_create(stem, f"./{stem}.gguf"), f"{why}; {_unpublished_words(entry, want)}, then import it as below")
     if entry.get("hf") and not entry.get("split"):
         return "", f"hf.co/{entry['hf']}:{want}", f"{why}; pulled from the Hub instead"
-    stem = f"{model.id}-{want}"
     if entry.get("hf"):
         return (*_create(stem, f"./{stem}.gguf"),
                 (f"{why}; {entry['hf']} is split into several files, which Ollama cannot pull from hf.co: download "

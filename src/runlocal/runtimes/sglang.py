@@ -31,14 +31,16 @@ into the --explain steps; the figures come only from the former.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .published import kernel_check
-from .sglang_versions import SGLangRules, old_fraction, tier_defaults
+from .context_limit import sglang_context_refusal, sglang_derived_context_length
+from .published import gpu_gfx_target, kernel_check, serve_path
+from .sglang_versions import LLAMA2_PREFILL_CAP, SGLangRules, old_fraction, sglang_rules, tier_defaults
 from .tensor_parallel import head_split_refusal
 
 SGLANG_REF = "sglang 0.5.23"
@@ -90,8 +92,8 @@ def graph_reserve_mib(decode_max_bs: int, chunked: int, mla: bool, prefill: bool
     """arg_groups/memory_hook.py reserve_for_graph_mb: decode graphs (FULL by default) 2 MiB per max_bs;
     prefill graphs (BREAKABLE by default on CUDA, cuda_graph_config.py default_prefill_backend) 8 MiB per
     captured size, or 1.5 GiB with an MLA backend. ``prefill`` False: a release before 0.5.11, whose prefill
-    (piecewise) graphs were off by default (runtimes/sglang_versions.py). ``prefill_cap``: the --context-length
-    0.5.13 – 0.5.16 clamp the largest prefill size to (sglang_versions.PREFILL_GRAPHS_AT_CONTEXT); None: no clamp."""
+    (piecewise) graphs were off by default (runtimes/sglang_versions.py). ``prefill_cap``: the largest prefill size
+    a release clamps to (``prefill_graph_cap``: --context-length, a "llama-2" path's 4096); None: no clamp."""
     if not prefill:
         return decode_max_bs * 2
     prefill_max_bs = min(8192, chunked) if mla else chunked
@@ -113,34 +115,85 @@ def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: i
 
 
 def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int,
-                                mla: bool, rules: SGLangRules | None = None, context: int | None = None) -> float:
+                                mla: bool, rules: SGLangRules | None = None, context: int | None = None,
+                                model_path: str = "", amd: bool = False) -> float:
     """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py);
-    ``context``: the --context-length the command passes (0.5.13 – 0.5.16 clamp the prefill graphs to it)."""
-    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context)[0]
+    ``context``: the --context-length the command passes (0.5.13 – 0.5.16 clamp the prefill graphs to it);
+    ``model_path``: the --model-path it passes (one naming "llama-2" caps them at 4096 from 0.5.11)."""
+    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path, amd)[0]
 
 
-def prefill_graph_cap(rules: SGLangRules | None, context: int | None) -> int | None:
-    """The --context-length the release clamps its prefill graphs' sizes to (0.5.13 – 0.5.16), else None."""
-    return context if rules is not None and rules.prefill_graphs_capped_at_context else None
+def prefill_graphs(rules: SGLangRules | None, amd: bool, pp: int, mla: bool) -> tuple[bool, str]:
+    """(the prefill CUDA graphs are captured and reserved, why not): off by default before 0.5.11, and off where
+    the release turns them off itself — an AMD GPU, pp_size > 1, an MLA model, by release
+    (sglang_versions.GRAPHS_OFF_*); None: 0.5.23's rules."""
+    if rules is not None and not rules.prefill_graphs:
+        return False, "off by default before 0.5.11"
+    off = (rules or sglang_rules(None)).prefill_graphs_off(amd, pp, mla)
+    return off is None, off or ""
+
+
+def llama2_capped(rules: SGLangRules | None, model_path: str) -> bool:
+    """The release caps the prefill graphs at 4096 for this --model-path (substring "llama-2" of its lower case,
+    sglang_versions.LLAMA2_CAP_READ): every release that captures prefill graphs by default."""
+    return "llama-2" in model_path.lower() and (rules is None or rules.prefill_graphs)
+
+
+def prefill_graph_cap(rules: SGLangRules | None, context: int | None, model_path: str = "") -> int | None:
+    """The largest prefill graph size the release clamps to, else None: the --context-length (0.5.13 – 0.5.16)
+    and 4096 for a "llama-2" model path (0.5.11 on), the smaller where both apply."""
+    caps = [context] if context and rules is not None and rules.prefill_graphs_capped_at_context else []
+    caps += [LLAMA2_PREFILL_CAP] if llama2_capped(rules, model_path) else []
+    return min(caps) if caps else None
 
 
 def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
-                         rules: SGLangRules | None, context: int | None = None) -> tuple[float, str]:
+                         rules: SGLangRules | None, context: int | None = None,
+                         model_path: str = "", amd: bool = False) -> tuple[float, str]:
     """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names."""
     if rules is not None and rules.fraction not in ("activation", "graphs"):
         return old_fraction(rules, gpu_mem_mib, tp, pp)
-    prefill = rules is None or rules.prefill_graphs
-    cap = prefill_graph_cap(rules, context)
+    prefill, off = prefill_graphs(rules, amd, pp, mla)
+    cap = prefill_graph_cap(rules, context, model_path)
     reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, prefill, cap)
     graph_mib = graph_reserve_mib(decode_max_bs, chunked, mla, prefill, cap)
-    capped = cap is not None and not mla and cap < chunked
+    capped = prefill and cap is not None and not mla and cap < chunked
+    clamp = (f"{cap:,} for a model path naming 'llama-2', "
+             + (rules.llama2_cap_source or "" if rules else f"{SGLANG_REF} arg_groups/memory_hook.py:260")
+             if cap == LLAMA2_PREFILL_CAP and llama2_capped(rules, model_path)
+             else f"--context-length {cap or 0:,}, {rules.ref if rules else SGLANG_REF}")
     formula = (f"(GPU {gpu_mem_mib:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved = 512 + 1.5 × max(chunked "
                f"{chunked}, 2048) + TP·PP/8 × 1024 + graphs {graph_mib:,.0f}"
-               + ("" if prefill else " (decode graphs: 2 × max bs)")
-               + (f" (prefill graph sizes up to --context-length {cap:,}, {rules.ref if rules else SGLANG_REF})"
-                  if capped else "")
+               + ("" if prefill else " (decode graphs: 2 × max bs" + (f"; no prefill graphs, {off})" if off and (
+                   rules is None or rules.prefill_graphs) else ")"))
+               + (f" (prefill graph sizes up to {clamp})" if capped else "")
                + (" (≥ 10 GiB above 60 GiB)" if gpu_mem_mib > 60 * 1024 else ""))
     return round((gpu_mem_mib - reserved) / gpu_mem_mib, 3), formula
+
+
+def _amd(gpus: list[Target]) -> bool:
+    """An AMD (ROCm) GPU among those SGLang uses: the catalog's gfx target (published.gpu_gfx_target)."""
+    return any(gpu_gfx_target(g.name) for g in gpus)
+
+
+def _nvidia(target: Target) -> bool:
+    """An NVIDIA (CUDA) device: the catalog's vendor, else the name nvidia-smi reports ("NVIDIA GB10 #0")."""
+    from ..hardware.catalog import load_devices
+
+    name = re.sub(r" #\d+$", "", target.name)
+    vendor = next((d.vendor for d in load_devices() if d.name == name), None)
+    return vendor == "nvidia" if vendor else name.upper().startswith("NVIDIA")
+
+
+def _no_gpu_refusal(device: Target) -> str:
+    """Why SGLang does not start on a device that is neither a CUDA GPU nor a supported ROCm one."""
+    gfx = gpu_gfx_target(device.name)
+    if gfx:
+        # sgl-kernel/setup_rocm.py (sgl-project/sglang 01b582cb): an auto-detected target other than gfx942 / gfx950
+        # aborts the build ("Unsupported GPU architecture"), so an AMD APU (gfx1151, gfx1103 …) has no SGLang kernels
+        return (f"SGLang's ROCm kernels (sgl-kernel) build for gfx942 / gfx950 (MI300 / MI350) only; "
+                f"{device.name} is {gfx}")
+    return "SGLang needs a CUDA or ROCm GPU; none was given"
 
 
 def _kv_dtype(name: str) -> tuple[str, int] | None:
@@ -167,6 +220,13 @@ class _Budget:
     pre: int                    # pre_model_load_memory: free − CUDA context − dist
     weights: int                # per GPU
     rules: SGLangRules | None = None    # a release asked with sglang==X; None: 0.5.23
+    model_path: str = ""                # the command's --model-path (a "llama-2" one caps the prefill graphs)
+    amd: bool = False                   # an AMD (ROCm) GPU: no prefill graphs in any release
+
+    @property
+    def prefill(self) -> bool:
+        """The prefill CUDA graphs are captured and reserved (prefill_graphs)."""
+        return prefill_graphs(self.rules, self.amd, self.pp, self.mla)[0]
 
     @property
     def ref(self) -> str:
@@ -300,8 +360,8 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
     # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
     return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
                     intermediate=inter, activation=b.chunked * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
-                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla, b.rules is None or b.rules.prefill_graphs,
-                                                 prefill_graph_cap(b.rules, s.ctx)) * MiB)
+                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla, b.prefill,
+                                                 prefill_graph_cap(b.rules, s.ctx, b.model_path)) * MiB)
                     if not s.sglang.disable_cuda_graph else 0)
 
 
@@ -330,7 +390,8 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
     steps: list[Step] = []
     if asked.sglang.mem_fraction_static is None:
-        formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx)[1]
+        formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx,
+                                       b.model_path, b.amd)[1]
         steps.append(Step("mem_fraction_static", formula, f"{b.frac}",
                           b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
                           f"({SGLANG_REF})"))
@@ -356,8 +417,7 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     steps.append(Step("activations + CUDA graphs",
                       f"chunk {b.chunked} × (4×{model.hidden_size} + 3×{out.intermediate}/TP) × 2 B + SGLang's graph "
                       "reserve", f"{out.activation + out.graphs:,} B", "arg_groups/memory_hook.py reserve_for_graph_mb"
-                      + (f"; {b.rules.ref}: " + ("prefill graphs on (0.5.11+)" if b.rules.prefill_graphs
-                                                   else "decode graphs only") if b.rules else "")))
+                      + (f"; {b.ref}: " + ("prefill graphs on (0.5.11+)" if b.prefill else "decode graphs only"))))
     return steps
 
 
@@ -391,7 +451,9 @@ class SGLang:
         return tier_defaults(self.release_rules, gpu_mem, tp, modelled) if self.release_rules else modelled
 
     def _gpus(self, targets: list[Target]) -> list[Target]:
-        return [t for t in targets if t.kind == "gpu"]
+        # an NVIDIA unified-memory device (DGX Spark, Jetson) is a CUDA GPU to SGLang: NVIDIA ships it for the DGX
+        # Spark (build.nvidia.com/spark/sglang, image lmsysorg/sglang:spark), as vLLM plans every non-CPU target
+        return [t for t in targets if t.kind == "gpu" or (t.kind == "unified" and _nvidia(t))]
 
     def _gpu_mem_mib(self, gpus: list[Target]) -> float | None:
         # get_nvgpu_memory_capacity: nvidia-smi memory.total, the minimum over GPUs, in MiB
@@ -409,11 +471,13 @@ class SGLang:
         chunked = settings.sglang.chunked_prefill_size or (self._tiers(gpu_mem, tp)[0] if gpu_mem else 4096)
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
-        ctx = settings.ctx or model.max_position_embeddings or 4096     # --context-length: config.json by default
+        ctx = settings.ctx or sglang_derived_context_length(model) or 4096     # --context-length: config.json's
         if frac is None:
-            # the command passes --context-length ctx, so a release that clamps its prefill graphs to it does
+            # the command passes --context-length ctx and --model-path, so a release that clamps its prefill graphs
+            # to either does
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
-                                                tp, pp, mla, self.release_rules, ctx) if gpu_mem else 0.95)
+                                                tp, pp, mla, self.release_rules, ctx, serve_path(model, settings.quant),
+                                                _amd(gpus)) if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
             ctx=ctx,
@@ -426,14 +490,15 @@ class SGLang:
         s = self.defaults(model, settings, targets)
         gpus, refusal = self._gpus(targets), None
         if not gpus:
-            gpus = [t for t in targets if t.kind == "unified"][:1] or targets[:1]
-            refusal = "SGLang needs a CUDA or ROCm GPU; none was given"
+            gpus = [t for t in targets if t.kind == "unified"] or targets[:1]
+            refusal = _no_gpu_refusal(gpus[0])
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
-        refusal = (refusal or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
+        refusal = (refusal or sglang_context_refusal(model, settings.ctx)
+                   or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
                    or _refusal(budget, pool)
                    or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang
         outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
@@ -468,7 +533,7 @@ class SGLang:
                        chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
                        frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
-                       rules=self.release_rules)
+                       rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

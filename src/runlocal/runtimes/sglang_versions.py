@@ -17,7 +17,10 @@ what changed between the read releases and what the planner models is here:
   "graphs"    0.5.11 on  the same plus the prefill graphs, on by default (0.5.11 :665 disable_piecewise_cuda_graph =
                        False; :1436): 8 MiB per captured token size, 1.5 GiB with an MLA backend — from 0.5.16 as
                        reserve_for_graph_mb (runtimes/sglang.py graph_reserve_mib, the modelled rule); 0.5.13 – 0.5.16
-                       clamp the captured prefill sizes to --context-length (PREFILL_GRAPHS_AT_CONTEXT)
+                       clamp the captured prefill sizes to --context-length (PREFILL_GRAPHS_AT_CONTEXT); every release
+                       from 0.5.11 caps them at 4096 for a model path naming "llama-2" (LLAMA2_CAP_READ), and turns
+                       them off on AMD GPUs, with PP > 1 (not 0.5.16) and for MLA (0.5.16) (GRAPHS_OFF_*); from
+                       0.5.16 post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -79,6 +82,49 @@ TIER_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
 # cuda_graph_config max_bs at 0.5.16 :4042; not in 0.5.11 (:1407-1432) nor 0.5.19 (arg_groups/memory_hook.py:185-222,
 # no context_length there). (first release with it, first read release without it)
 PREFILL_GRAPHS_AT_CONTEXT = ((0, 5, 13), (0, 5, 19))
+# A --model-path naming "llama-2" (model_path.lower(), a substring test: meta-llama/Llama-2-7b-hf and
+# togethercomputer/LLaMA-2-7B-32K match, CodeLlama does not) caps the prefill CUDA graphs' largest size at 4096: "For
+# Llama2 series models, the max tokens is limited to 4096 / TODO(yuwei): remove this after the issue is fixed", in
+# every read release that captures prefill graphs by default (where read, by first read release holding that line):
+LLAMA2_PREFILL_CAP = 4096
+LLAMA2_CAP_READ: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0, 5, 11), "server_args.py:1424"), ((0, 5, 13), "server_args.py:1574"), ((0, 5, 16), "server_args.py:4034"),
+    ((0, 5, 19), "arg_groups/memory_hook.py:214"), ((0, 5, 21), "arg_groups/memory_hook.py:253"),
+    ((0, 5, 23), "arg_groups/memory_hook.py:260"),
+)
+# Where the server turns the prefill CUDA graphs off by itself (then no prefill graph reserve, reserve_for_graph_mb /
+# the piecewise term), by read release:
+# - an AMD (ROCm) GPU, every release: 0.5.11 server_args.py:1214, 0.5.13 :1362 (`is_hip() or …`: piecewise off); 0.5.16
+#   :3705, 0.5.19 arg_groups/cuda_graph_hook.py:185, 0.5.21 :193 (the non-CUDA default backend tc_piecewise, off for
+#   "non-CUDA hardware (HIP/NPU/CPU/MPS/XPU)"); 0.5.23 model_executor/cuda_graph_config.py:123 (DISABLED off CUDA)
+# - pipeline parallelism (pp_size > 1): 0.5.11 :1211, 0.5.13 :1359 (piecewise off); not 0.5.16 (the breakable
+#   backend's rules, server_args.py:3772-3805, have no PP rule); 0.5.19 cuda_graph_hook.py:124, 0.5.21 :132, 0.5.23
+#   :152 ("Disabling breakable prefill CUDA graph by default for pipeline parallelism")
+# - an MLA model: 0.5.16 only (:3774 ("MLA attention", lambda: self.use_mla_backend()) among breakable's rules); 0.5.11
+#   / 0.5.13 keep piecewise graphs for MLA (2048 tokens, 1.5 GiB), 0.5.19 – 0.5.23's breakable rules have no MLA rule
+# Not modelled: multimodal models (off in 0.5.11 / 0.5.13, off from 0.5.16 unless the architecture is allowlisted),
+# 0.5.11 / 0.5.13's piecewise blacklist (Qwen3-Next among them: configs/model_config.py:1446 / :1579), LoRA, DP
+# attention, MoE all-to-all backends.
+GRAPHS_OFF_AMD: dict[tuple[int, ...], str] = {
+    (0, 5, 11): "server_args.py:1214", (0, 5, 13): "server_args.py:1362", (0, 5, 16): "server_args.py:3705",
+    (0, 5, 19): "arg_groups/cuda_graph_hook.py:185", (0, 5, 21): "arg_groups/cuda_graph_hook.py:193",
+    (0, 5, 23): "model_executor/cuda_graph_config.py:123",
+}
+GRAPHS_OFF_PP: dict[tuple[int, ...], str] = {
+    (0, 5, 11): "server_args.py:1211", (0, 5, 13): "server_args.py:1359", (0, 5, 19): "arg_groups/cuda_graph_hook.py:124",
+    (0, 5, 21): "arg_groups/cuda_graph_hook.py:132", (0, 5, 23): "arg_groups/cuda_graph_hook.py:152",
+}
+GRAPHS_OFF_MLA: dict[tuple[int, ...], str] = {(0, 5, 16): "server_args.py:3774"}
+# Post-capture KV sizing (measure the memory free after CUDA-graph capture and resize the KV pool to it,
+# model_runner_components/kv_pool_runtime.py compute_post_capture_kv_resize; the fraction then reserves only 512 MiB
+# (0.5.16 server_args.py:4058) / 1536 MiB (0.5.19 arg_groups/memory_hook.py:235) + TP·PP/8 GiB): absent from 0.5.13's
+# wheel, in 0.5.16's on, and off by default in every read release — SGLANG_ENABLE_POST_CAPTURE_KV_SIZING =
+# EnvBool(False). So the pool is sized before capture by the reserve above, as modelled; the opt-in is not modelled
+# (its pool follows the graphs' measured memory, which no release's code states).
+POST_CAPTURE_ENV_READ: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0, 5, 16), "environ.py:337"), ((0, 5, 19), "environ.py:554"), ((0, 5, 21), "environ.py:590"),
+    ((0, 5, 23), "environ.py:640"),
+)
 RUNNER_MAX_BS = 160   # cuda_graph_runner.py's own capture list ends at 160 when cuda_graph_max_bs is unset (0.4.8 :145)
 TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))   # 0.4.4 server_args.py:205-214
 
@@ -105,6 +151,30 @@ class SGLangRules:
         return self.prefill_graphs and PREFILL_GRAPHS_AT_CONTEXT[0] <= self.release < PREFILL_GRAPHS_AT_CONTEXT[1]
 
     @property
+    def llama2_cap_source(self) -> str | None:
+        """Where this release caps a "llama-2" model path's prefill graphs at 4096 (LLAMA2_CAP_READ); None: no prefill
+        graphs by default, so no cap to apply."""
+        if not self.prefill_graphs:
+            return None
+        return f"sglang {_text(self.release)} " + [src for first, src in LLAMA2_CAP_READ if self.release >= first][-1]
+
+    def prefill_graphs_off(self, amd: bool, pp: int, mla: bool) -> str | None:
+        """Why this release captures no prefill graphs here though it does by default (GRAPHS_OFF_*), or None."""
+        if not self.prefill_graphs:
+            return None
+        for on, table, why in ((amd, GRAPHS_OFF_AMD, "an AMD (ROCm) GPU"), (pp > 1, GRAPHS_OFF_PP, "pp_size > 1"),
+                               (mla, GRAPHS_OFF_MLA, "an MLA model")):
+            if on and (where := table.get(self.release)):
+                return f"{why}: sglang {_text(self.release)} {where}"
+        return None
+
+    @property
+    def post_capture_source(self) -> str | None:
+        """Where this release sets post-capture KV sizing off by default (POST_CAPTURE_ENV_READ); None before it."""
+        rows = [src for first, src in POST_CAPTURE_ENV_READ if self.release >= first]
+        return f"sglang {_text(self.release)} {rows[-1]}" if rows else None
+
+    @property
     def ref(self) -> str:
         return f"sglang {_text(self.release)}"
 
@@ -112,8 +182,13 @@ class SGLangRules:
         """What the plan says about the rules it used."""
         graphs = ("decode and prefill CUDA graphs reserved" if self.prefill_graphs
                   else "decode CUDA graphs only (prefill graphs off by default before 0.5.11)")
+        if self.llama2_cap_source:
+            graphs += f" (up to {LLAMA2_PREFILL_CAP} tokens for a model path naming 'llama-2', {self.llama2_cap_source})"
         text = (f"SGLang {_text(self.release)}: mem_fraction_static by the {self.fraction!r} rule ({self.fraction_source}), "
                 f"chunked prefill / graph batch by the {self.tiers!r} table ({self.tiers_source}); {graphs}; page_size 1")
+        if self.post_capture_source:
+            text += (f"; KV pool sized before graph capture: post-capture sizing off by default "
+                     f"(SGLANG_ENABLE_POST_CAPTURE_KV_SIZING False, {self.post_capture_source}; the opt-in not modelled)")
         return text + (f" — {self.note}" if self.note else "")
 
 
@@ -177,5 +252,5 @@ def old_fraction(rules: SGLangRules, gpu_mem_mib: float, tp: int, pp: int) -> tu
     return round((g - reserved) / g, 3), f"(GPU {g:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved {tier}"
 
 
-__all__ = ["CURRENT", "FRACTION_RULES", "READ", "TIER_RULES", "SGLangRules", "old_fraction", "sglang_rules",
+__all__ = ["CURRENT", "FRACTION_RULES", "LLAMA2_PREFILL_CAP", "READ", "TIER_RULES", "SGLangRules", "old_fraction", "sglang_rules",
            "tier_defaults", "tp_table"]

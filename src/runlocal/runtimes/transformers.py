@@ -42,7 +42,13 @@ from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .transformers_versions import TransformersRules, accelerate_assumed, device_map_shares, version_refusal
+from .transformers_versions import (
+    TransformersRules,
+    accelerate_assumed,
+    default_attention,
+    device_map_shares,
+    version_refusal,
+)
 
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
@@ -60,6 +66,11 @@ LEAF_BUFFER = 1.25           # get_balanced_memory: buffer = 1.25 × max(no-spli
 MLA_NOPE_FALLBACK = 128      # DeepSeek-V2/V3 qk_nope_head_dim = v_head_dim = 128, when attn_kv_b is absent
 TORCH_DTYPES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "bf16": "bfloat16"}
 ATTN_IMPLEMENTATIONS = ("sdpa", "eager")
+# attn_implementation="sdpa" asked of a class without _supports_sdpa: from_pretrained raises (_sdpa_can_dispatch,
+# 5.23.0 modeling_utils.py:1665-1669; 4.36.0 _check_and_enable_sdpa :1463-1467 with hard_check_only)
+SDPA_UNSUPPORTED = ("the '{family}' model class \"does not support an attention implementation through "
+                    "torch.nn.functional.scaled_dot_product_attention yet\" (modeling_utils.py _sdpa_can_dispatch): "
+                    "load it with attn_implementation=\"eager\" (--attn-implementation eager)")
 # Bytes per attention score alive at once in eager_attention_forward's softmax(attn_weights, dtype=float32)
 # .to(dtype), by model dtype. ATen SoftMax.cpp softmax(input, dim, dtype): only a CUDA Half input takes the fused
 # half_to_float kernel; any other input is first converted (input.toType(float32), a full copy) and then
@@ -67,6 +78,11 @@ ATTN_IMPLEMENTATIONS = ("sdpa", "eager")
 # fp16: scores (2) + float32 result (4) + the fp16 cast of it (2) once softmax returns; fp32: toType is a no-op,
 # scores (4) + result (4). (matmul × scaling and + mask hold two dtype-sized copies: never more than these.)
 EAGER_SCORE_BYTES = {"bf16": 10, "f16": 8, "f32": 8}
+# gpt-oss's own eager_attention_forward (5.23.0 models/gpt_oss/modeling_gpt_oss.py:237-255; eager is its default,
+# transformers_versions.SDPA_BY_MODEL_TYPE) softmaxes in the model dtype after torch.cat([attn_weights, sinks]): alive
+# at once are attn_weights, combined_logits (the max-shifted copy while the unshifted one is released) and probs,
+# each one dtype-sized element per score (the sink column aside); `scores = probs[..., :-1]` is a view.
+EAGER_SCORE_BYTES_BY_TYPE = {"gpt_oss": {"bf16": 6, "f16": 6, "f32": 12}}
 # What each quantizer's validate_environment does without a GPU (read in the 5.23.0 wheel): AWQ loads through
 # gptqmodel, whose torch AWQ kernel (AwqTorchLinear, gptqmodel 7.7.0) runs on any device — no GPU check (the
 # "GPU is required to run AWQ quantized model" RuntimeError is 4.x's: always up to 4.45, unless the config asks for
@@ -287,6 +303,7 @@ class _Eager:
     rep_w: int                      # K+V width repeat_kv copies to (0: every head has its own KV)
     scores: int
     mask_kinds: int                 # one mask per layer type (full, sliding)
+    per_score: int                  # bytes alive per score at the softmax (EAGER_SCORE_BYTES[_BY_TYPE])
     mask: int
     repeat: int
 
@@ -375,7 +392,8 @@ def _eager(model: ModelSpec, q: str, n_seq: int, prompt: int) -> _Eager:
                  if a.kind != "mla" and 0 < a.n_kv_heads < heads), default=0)
     # create_masks_for_generate builds one mask per layer type (full, sliding), each [batch, 1, L, L] in the dtype
     kinds = len({a.kind for a in model.attention_layers if a.kind in ("full", "sliding")} or {"full"})
-    return _Eager(dtype, elem, heads, rep_w, n_seq * heads * prompt * prompt * EAGER_SCORE_BYTES[dtype], kinds,
+    per_score = EAGER_SCORE_BYTES_BY_TYPE.get(model.family, EAGER_SCORE_BYTES)[dtype]
+    return _Eager(dtype, elem, heads, rep_w, n_seq * heads * prompt * prompt * per_score, kinds, per_score,
                   kinds * n_seq * prompt * prompt * elem, n_seq * prompt * rep_w * elem)
 
 
@@ -480,9 +498,13 @@ def _explain_eager(e: _Eager, prefill: _Prefill, n_seq: int, prompt: int) -> lis
     src = f"models/llama/modeling_llama.py eager_attention_forward, repeat_kv ({TF_REF})"
     return [
         Step("eager attention scores (one layer)",
-             f"{n_seq} × {e.heads} heads × {prompt:,}² × {EAGER_SCORE_BYTES[e.dtype]} B ({e.dtype} scores + float32 "
-             "softmax" + (" input copy and output" if e.dtype == "bf16" else " output") + ")",
-             f"{e.scores:,} B", f"{src}; ATen SoftMax.cpp softmax(input, dim, dtype)"),
+             f"{n_seq} × {e.heads} heads × {prompt:,}² × {e.per_score} B ({e.dtype} scores + float32 "
+             "softmax" + (" input copy and output" if e.dtype == "bf16" else " output") + ")"
+             if e.per_score == EAGER_SCORE_BYTES[e.dtype] else
+             f"{n_seq} × {e.heads} heads × {prompt:,}² × {e.per_score} B (scores, sink-joined logits and softmax, "
+             f"{e.dtype})", f"{e.scores:,} B", f"{src}; ATen SoftMax.cpp softmax(input, dim, dtype)"
+             if e.per_score == EAGER_SCORE_BYTES[e.dtype] else f"models/gpt_oss/modeling_gpt_oss.py "
+             f"eager_attention_forward ({TF_REF})"),
         Step("eager repeat_kv", f"K and V copied to all {e.heads} heads: {prefill.tokens:,} tokens × {e.rep_w:,} × "
              f"{e.elem} B", f"{e.repeat:,} B", src),
         Step("eager causal mask", (f"{e.mask_kinds} layer types × " if e.mask_kinds > 1 else "")
@@ -579,9 +601,20 @@ class Transformers:
                               cache_type_v=normalize_cache_type(settings.cache_type_v, field="cache"))
 
     # --- placement ----------------------------------------------------------------------
-    def attn(self, s: Settings) -> str:
-        """The attention implementation: the plan's setting (--attn-implementation), else this planner's."""
-        return s.transformers.attn_implementation or self.attn_implementation
+    def class_attn(self, model: ModelSpec) -> tuple[str, str]:
+        """(what from_pretrained picks for this model class at this release when none is asked, why): eager before
+        4.36, else SDPA where the class declares it (transformers_versions.default_attention); a model without
+        attention layers (mamba) computes no scores either way."""
+        if not model.attention_layers:
+            return "sdpa", "no attention layers: the implementation computes nothing here"
+        return default_attention(self.release_rules, model.family)
+
+    def attn(self, s: Settings, model: ModelSpec) -> str:
+        """The attention implementation: the plan's setting (--attn-implementation), else this planner's when built
+        with eager, else the model class's default at this release."""
+        if s.transformers.attn_implementation:
+            return s.transformers.attn_implementation
+        return "eager" if self.attn_implementation == "eager" and model.attention_layers else self.class_attn(model)[0]
 
     def _max_memory(self, root: _Node, gpus: list[Target], host: Target | None, bnb: bool, device_map: str = "auto",
                     accelerate: str | None = None) -> tuple[dict[str, float], list[str], list[Step]]:
@@ -647,7 +680,7 @@ class Transformers:
         weights, placed_as, dequantized = fp8_dequantized(model, weights, gpus) if own else (weights, None, None)
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
-        eager = self.attn(s) == "eager"
+        eager = self.attn(s, model) == "eager"
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
         prompt = max(1, s.ctx - (s.transformers.max_new_tokens or 0))
         root = _tree(model, weights, placed_as)
@@ -656,12 +689,18 @@ class Transformers:
         cache = _dynamic_cache(model, s, place, prompt)
         prefill = _prefill(model, q, s.ctx, prompt, cache, eager)
         steps += _explain(model, s, place, cache, prefill, prompt)
+        if not s.transformers.attn_implementation and self.attn_implementation != "eager":
+            steps.insert(0, Step("attention implementation", self.class_attn(model)[1], self.attn(s, model),
+                                 "modeling_utils.py _check_and_enable_sdpa / get_correct_attn_implementation"))
+        sdpa_refused = (s.transformers.attn_implementation == "sdpa" and self.class_attn(model)[0] == "eager"
+                        and (self.release_rules is None or self.release_rules.attn_default == "sdpa"))
         # the accelerate release whose headroom the plan took, where it decides it (transformers_versions.py)
         assumed = accelerate_assumed(self.release_rules, s.transformers.accelerate) \
             if s.transformers.device_map == "auto" and gpus and not self.max_memory else None
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
-                          refusal=refused or (AUTOFP8_UNREAD if _quant_key(stored) == "fp8" else None)
+                          refusal=refused or (SDPA_UNSUPPORTED.format(family=model.family) if sdpa_refused else None)
+                          or (AUTOFP8_UNREAD if _quant_key(stored) == "fp8" else None)
                           or _refusal(s, place, bnb),
                           steps=tuple(steps), compromise=_compromise(place),
                           assumptions=(*([dequantized] if dequantized else []),
@@ -703,9 +742,9 @@ class Transformers:
             args.append(f'{dtype}="{TORCH_DTYPES.get(q, q)}"')
         else:
             args.append(f'{dtype}="auto"')
-        # named when not the release's default (before 4.36 there is no such argument and eager is the only one)
-        if self.attn(settings) != (self.release_rules.attn_default if self.release_rules else "sdpa"):
-            args.append(f'attn_implementation="{self.attn(settings)}"')
+        # named when not the class's default at this release (before 4.36 there is no such argument)
+        if self.attn(settings, model) != self.class_attn(model)[0]:
+            args.append(f'attn_implementation="{self.attn(settings, model)}"')
         if self.max_memory:
             args.append("max_memory={" + ", ".join(
                 f'{k if k.isdigit() else repr(k)}: "{v // MiB}MiB"' for k, v in self.max_memory.items()) + "}")

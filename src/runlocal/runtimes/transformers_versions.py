@@ -3,8 +3,15 @@ read in the PyPI wheel of the releases named (``pip download transformers==X --n
 release):
 
 - attn_implementation when not given: "eager" up to 4.35 (4.35.2 modeling_utils.py has no SDPA path); from 4.36.0
-  "sdpa" where the model class supports it (4.36.0 modeling_utils.py:1309-1312 `elif requested_attn_implementation
-  in [None, "sdpa"]: … _check_and_enable_sdpa`, :1481 `config._attn_implementation = "sdpa"`).
+  "sdpa" where the model class declares ``_supports_sdpa = True``, else eager (4.36.0 modeling_utils.py:1309-1312
+  `elif requested_attn_implementation in [None, "sdpa"]: … _check_and_enable_sdpa`, :1473 `if not
+  is_torch_sdpa_available() or not cls._supports_sdpa: return config` (eager), :1481 `config._attn_implementation =
+  "sdpa"`; 5.23.0 :1846-1879 get_correct_attn_implementation: "Sdpa is the default, so we try it and fallback to eager
+  otherwise"). Which classes declare it, by release (SDPA_BY_MODEL_TYPE), read in models/<type>/modeling_<type>.py of
+  every minor release 4.36.0 – 4.57.0, 5.0.0 and 5.23.0 (and 5.6 – 5.24 for gemma2): Mistral / Mixtral from 4.37,
+  Phi and StableLM from 4.39, GPT-NeoX from 4.42, Phi-3 from 4.45 — eager before; Gemma 2 SDPA 4.42 – 5.20, eager from
+  5.21.0 ("_supports_sdpa = False  # sdpa does not support softcapping"); gpt-oss eager in every release (4.55.0 on,
+  `_supports_sdpa = False`). A torch below 2.1.1 also keeps eager (is_torch_sdpa_available): not modelled.
 - an AWQ checkpoint without a CUDA GPU: refused up to 4.53 ("GPU is required to run AWQ quantized model.", 4.45.0
   quantizers/quantizer_awq.py:49-50; 4.46.0 :70-72 and 4.53.0 :76 unless the checkpoint's own version is IPEX, which
   the published GEMM checkpoints are not); 4.54 – 4.57 switch a GEMM checkpoint to autoawq's IPEX kernels on the CPU
@@ -77,6 +84,29 @@ CT_FP8_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((5, 15, 0), "first-forward", "5.15.0 quantizers/quantizer_compressed_tensors.py:46-49, :117, :124-131"),
 )
 
+# model_type → (first release, the default attention from it), from the first read release holding the class: where
+# its modeling file declares `_supports_sdpa = True` ("sdpa") or not ("eager", the fallback). A type absent here (or
+# with no attention layers, e.g. mamba) is planned with SDPA and the plan says it was not read.
+_SDPA, _EAGER = "sdpa", "eager"
+SDPA_BY_MODEL_TYPE: dict[str, tuple[tuple[tuple[int, ...], str], ...]] = {
+    "llama": (((4, 36, 0), _SDPA),), "falcon": (((4, 36, 0), _SDPA),),
+    "mistral": (((4, 36, 0), _EAGER), ((4, 37, 0), _SDPA)), "mixtral": (((4, 36, 0), _EAGER), ((4, 37, 0), _SDPA)),
+    "phi": (((4, 36, 0), _EAGER), ((4, 39, 0), _SDPA)), "stablelm": (((4, 38, 0), _EAGER), ((4, 39, 0), _SDPA)),
+    "gpt_neox": (((4, 36, 0), _EAGER), ((4, 42, 0), _SDPA)), "phi3": (((4, 41, 0), _EAGER), ((4, 45, 0), _SDPA)),
+    "gemma2": (((4, 42, 0), _SDPA), ((5, 21, 0), _EAGER)), "gpt_oss": (((4, 55, 0), _EAGER),),
+    "qwen2": (((4, 37, 0), _SDPA),), "gemma": (((4, 38, 0), _SDPA),), "cohere": (((4, 39, 0), _SDPA),),
+    "olmo": (((4, 40, 0), _SDPA),), "qwen2_moe": (((4, 40, 0), _SDPA),), "dbrx": (((4, 40, 0), _SDPA),),
+    "jamba": (((4, 40, 0), _SDPA),), "granite": (((4, 45, 0), _SDPA),), "granitemoe": (((4, 45, 0), _SDPA),),
+    "mllama": (((4, 45, 0), _SDPA),), "olmo2": (((4, 47, 0), _SDPA),), "cohere2": (((4, 48, 0), _SDPA),),
+    "qwen2_5_vl": (((4, 49, 0), _SDPA),), "gemma3": (((4, 50, 0), _SDPA),), "gemma3_text": (((4, 50, 0), _SDPA),),
+    "mistral3": (((4, 50, 0), _SDPA),), "qwen3": (((4, 51, 0), _SDPA),), "qwen3_moe": (((4, 51, 0), _SDPA),),
+    "llama4": (((4, 51, 0), _SDPA),), "deepseek_v3": (((4, 51, 0), _SDPA),), "glm4": (((4, 52, 0), _SDPA),),
+    "granitemoehybrid": (((4, 52, 0), _SDPA),), "falcon_h1": (((4, 53, 0), _SDPA),), "smollm3": (((4, 53, 0), _SDPA),),
+    "glm4_moe": (((4, 54, 0), _SDPA),), "deepseek_v2": (((4, 54, 0), _SDPA),), "qwen3_vl": (((4, 57, 0), _SDPA),),
+    "qwen3_vl_moe": (((4, 57, 0), _SDPA),), "qwen3_next": (((4, 57, 0), _SDPA),), "olmo3": (((4, 57, 0), _SDPA),),
+    "minimax_m2": (((5, 0, 0), _SDPA),), "qwen3_5": (((5, 23, 0), _SDPA),), "qwen3_5_moe": (((5, 23, 0), _SDPA),),
+    "nemotron_h": (((5, 23, 0), _SDPA),), "gemma4": (((5, 23, 0), _SDPA),),
+}
 OWN_BALANCED_MEMORY_FROM = (5, 0, 0)    # transformers' own get_balanced_memory / get_max_memory (5.0.0)
 ACCELERATE_BUFFER_FROM = (0, 22, 0)     # accelerate get_balanced_memory's one-GPU × 0.9
 DEVICE_MAP_SHARE = 0.9                  # one GPU's share, and RAM's from 5.0.0, when max_memory is not given
@@ -98,6 +128,7 @@ class TransformersRules:
     note: str = ""
     ct_fp8: str = "first-forward"   # CT_FP8_RULES' value
     ct_fp8_source: str = ""
+    asked: tuple[int, ...] | None = None   # the release asked (the SDPA table is read at every minor release)
 
     @property
     def ref(self) -> str:
@@ -114,7 +145,8 @@ class TransformersRules:
               "compressed": "compressed-tensors FP8 kept FP8 (run_compressed, 4.45–5.14)",
               "first-forward": "compressed-tensors FP8 decompressed to 16 bits at the first forward"}[self.ct_fp8]
         text = (f"transformers {_text(self.release)}: attn_implementation {self.attn_default} by default"
-                + (" (SDPA from 4.36.0)" if self.attn_default == "eager" else "") + f"; {awq}; {fp8}; {ct}")
+                + (" (SDPA from 4.36.0)" if self.attn_default == "eager" else " where the model class declares it, "
+                   "else eager (SDPA_BY_MODEL_TYPE)") + f"; {awq}; {fp8}; {ct}")
         return text + (f" — {self.note}" if self.note else "")
 
 
@@ -126,7 +158,27 @@ def transformers_rules(key: tuple[int, ...] | None, asked: str = "") -> Transfor
     awq = "runs" if release >= AWQ_NO_GPU_CHECK_FROM else "ipex" if release >= AWQ_IPEX_FROM else "refused"
     ct, ct_source = [(r, s) for first, r, s in CT_FP8_RULES if release >= first][-1]
     return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note,
-                             ct, ct_source)
+                             ct, ct_source, (key + (0, 0, 0))[:3] if key is not None else None)
+
+
+def default_attention(rules: TransformersRules | None, model_type: str) -> tuple[str, str]:
+    """(the attention implementation from_pretrained picks when none is asked, why) for a model class at this release
+    (None: 5.23.0): eager before 4.36; then SDPA_BY_MODEL_TYPE's row (a release before the first read holding the
+    class is answered as that one, said); SDPA for a type not in the table (said)."""
+    key = (rules.asked or rules.release) if rules is not None else CURRENT
+    if key < SDPA_DEFAULT_FROM:
+        return _EAGER, f"transformers {_text(key)}: eager, the only implementation before 4.36.0"
+    rows = SDPA_BY_MODEL_TYPE.get(model_type)
+    if rows is None:
+        return _SDPA, f"'{model_type}' not in runlocal's table of SDPA classes (SDPA_BY_MODEL_TYPE): SDPA assumed"
+    known = [(first, impl) for first, impl in rows if key >= first]
+    first, impl = known[-1] if known else rows[0]
+    said = (f"its modeling_{model_type}.py declares _supports_sdpa = True from {_text(first)}" if impl == _SDPA else
+            f"its modeling_{model_type}.py does not declare _supports_sdpa = True at {_text(first)}"
+            + (f" (SDPA from {_text(rows[1][0])})" if len(rows) > 1 and rows[1][1] == _SDPA and first < rows[1][0]
+               else "") + ": from_pretrained falls back to eager")
+    return impl, (f"transformers {_text(key)}: " + said
+                  + ("" if known else f"; the class is not in the releases read before {_text(first)}"))
 
 
 def version_refusal(rules: TransformersRules, quant: str, cuda: bool, capability: float | None) -> str | None:
@@ -193,5 +245,5 @@ def accelerate_assumed(rules: TransformersRules | None, accelerate: str | None) 
             "(from 0.22.0); --accelerate X plans the one installed")
 
 
-__all__ = ["TransformersRules", "accelerate_assumed", "accelerate_release", "device_map_shares", "transformers_rules",
-           "version_refusal"]
+__all__ = ["SDPA_BY_MODEL_TYPE", "TransformersRules", "accelerate_assumed", "accelerate_release", "default_attention",
+           "device_map_shares", "transformers_rules", "version_refusal"]

@@ -79,8 +79,10 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   release ran the CGO runner over a vendored llama.cpp (Makefile.sync FETCH_HEAD; v0.24.0, 2026-05-14, the last)
   and predates PR #23861 (2026-06-01): no cap; and PR #23764: f32 KQ masks cast to f16 (the Go engine casts its f32
   mask too, ollama/ollama PR #11967), while every mapped llama-server build (b9452 on) has the f16 mask. A release
-  newer than the map builds at least its last build (b10488, with the cap); the current one b10864
-  (ollama/ollama#18317). The MLA cache by release: before v0.6.7 every head's K/V (v0.6.6 vendors 71e90e881, whose
+  newer than the map builds at least its last build (b10488, with the cap). The newest commit read is v0.33.0-rc2
+  (fb3076099, 2026-08-21; OLLAMA_NEWEST_COMMIT_READ), whose launch code is v0.32.15's: the current release is planned
+  as it, and ollama==0.33.x says so. Later bumps (ollama#18003 b10630, #18317 b10864) are known by title only.
+  The MLA cache by release: before v0.6.7 every head's K/V (v0.6.6 vendors 71e90e881, whose
   src/llama-hparams.h has no n_embd_head_k_mla), v0.6.7–v0.24.0 the latent K and V (2016f07bd … ec98e2002: PR #12801
   in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
   unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
@@ -103,11 +105,14 @@ SGLang (runtimes/sglang_versions.py, read in the PyPI wheels 0.4.4 – 0.5.23, m
   mem_fraction_static's default rule (by TP ≤ 0.4.5; 0.4.6 and 0.4.7 their own; GPU tiers 0.4.8 – 0.5.2; the
   activation + decode-graph reserve 0.5.3 – 0.5.9; + the prefill graphs, on by default from 0.5.11), the chunked
   prefill / decode-graph batch table by GPU memory (changed at 0.4.6, 0.4.7, 0.4.8, 0.5.3, 0.5.5, 0.5.21); page_size
-  and max_running_requests' default unchanged. An unread release takes the nearest read one below and says so.
+  and max_running_requests' default unchanged; the prefill graphs capped at --context-length (0.5.13 – 0.5.16) and
+  at 4096 for a "llama-2" model path (0.5.11 on); post-capture KV sizing (0.5.16 on) off by default. An unread
+  release takes the nearest read one below and says so.
 transformers (runtimes/transformers_versions.py, read in the PyPI wheels 4.35.2 – 5.0.0): attn_implementation eager
-  before 4.36.0, sdpa from it; AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
-  5.0; a fine-grained FP8 checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9
-  (4.53 – 4.57) or without a GPU, dequantized to bf16 from 5.0.
+  before 4.36.0, sdpa from it where the model class declares it (SDPA_BY_MODEL_TYPE, every minor release read);
+  AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from 5.0; a fine-grained FP8
+  checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9 (4.53 – 4.57) or without
+  a GPU, dequantized to bf16 from 5.0.
 mlx-lm (runtimes/mlx_versions.py, read in the PyPI wheels 0.16.0 – 0.32.0): --max-kv-size from 0.17.0, --kv-bits and
   the wired limit from 0.20.1, mlx_lm.server's prompt cache of the last prompt to 0.28.3, of 10 from 0.28.4, with
   --prompt-cache-size from 0.31.0.
@@ -173,6 +178,13 @@ OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's l
 # on purpose with the rules before each boundary (docs/runtime-rules.md: "Ollama releases are read back to v0.3.14 …
 # not checked otherwise"), so they have no lower bound here.
 VLLM_READ = ((0, 1, 0), (0, 33, 0))
+# Ollama's newest commit read: the v0.33.0-rc2 pre-release (the mirror's main, fb3076099, 2026-08-21), which
+# runtimes/ollama.py's launch line is read at. `git diff v0.32.15 v0.33.0-rc2` (and -rc0, -rc1) touches none of llm/,
+# server/routes.go, server/sched.go, envconfig/, llama/, cmake/local.cmake nor LLAMA_CPP_VERSION (b10488 in both): it
+# launches llama-server as v0.32.15, the newest release tag read (data/ollama_llama_cpp.json skips pre-releases). The
+# bumps after it are read by title only: ollama/ollama PR #18003 "llama.cpp: version bump b10630" (2026-08-25),
+# PR #18317 "… b10864" (2026-09-08).
+OLLAMA_NEWEST_COMMIT_READ = ("0.33.0-rc2", "fb3076099", "2026-08-21")
 LLAMACPP_NEWEST_READ = 11312
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
 _BUILD = re.compile(r"^b?(\d{1,6})$")
@@ -201,6 +213,13 @@ def release_text(key: tuple[int, ...]) -> str:
     return ".".join(str(x) for x in key)
 
 
+def release3(key: tuple[int, ...]) -> tuple[int, int, int]:
+    """A release key as major.minor.patch, missing parts zero ((0, 9) → (0, 9, 0)): PEP 440 compares release segments
+    padded with zeros (0.9 == 0.9.0), so keys of different lengths compare as releases do."""
+    major, minor, patch = (*key, 0, 0, 0)[:3]
+    return major, minor, patch
+
+
 def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...], asked: str, flag: str, name: str,
                  ref: str, where: str = "") -> tuple[tuple[int, ...], str]:
     """The read release whose rules a release-table runtime (sglang_versions, transformers_versions, mlx_versions)
@@ -210,7 +229,7 @@ def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...],
     current = read[-1]
     if key is None:
         return current, ""
-    key = (key + (0, 0, 0))[:3]
+    key = release3(key)
     cite = f" ({where})" if where else ""
     if key < read[0]:
         raise InputError(f"runtime: {flag}=={asked or release_text(key)}: {name} releases read are "
@@ -239,7 +258,7 @@ def parse_version(runtime: str, text: str) -> RuntimeVersion:
     if not m:
         raise InputError(f"runtime: {runtime}=={text}: expected a release number such as 0.19.0")
     version = RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
-    if runtime == "vllm" and (version.key + (0, 0, 0))[:3] < VLLM_READ[0]:
+    if runtime == "vllm" and release3(version.key) < VLLM_READ[0]:
         raise InputError(f"runtime: vllm=={text}: vLLM releases read are {release_text(VLLM_READ[0])} – "
                          f"{release_text(VLLM_READ[1])}; give one of them or 'vllm' alone for the current release's "
                          "rules")
@@ -275,9 +294,13 @@ def newer_than_read_note(runtime: str, version_text: str | None) -> list[str]:
     if newest is None or version_text is None:
         return []
     key = parse_version(runtime, version_text).key
-    if (key + (0, 0, 0))[:3] <= (newest[0] + (0, 0, 0))[:3]:
+    if release3(key) <= release3(newest[0]):
         return []
     name = {"vllm": "vLLM", "ollama": "Ollama", "sglang": "SGLang", "mlx": "mlx-lm"}.get(runtime, runtime)
+    if runtime == "ollama":
+        rc, commit, date = OLLAMA_NEWEST_COMMIT_READ
+        return [f"{name} {version_text} {newer_words(newest[1])} — the pre-release v{rc} ({commit[:7]}, {date}) was "
+                f"read too and launches llama-server as {newest[1]} does (OLLAMA_NEWEST_COMMIT_READ)"]
     return [f"{name} {version_text} {newer_words(newest[1])}"]
 
 
@@ -553,8 +576,10 @@ def ollama_projector_rule(version: RuntimeVersion | None) -> str:
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
-        return "tiers", ("the current release: num_ctx by VRAM tier, llama-server underneath (llama.cpp b10864: "
-                         "its output cap, PR #23861)")
+        rc, commit, _ = OLLAMA_NEWEST_COMMIT_READ
+        return "tiers", (f"the current release, as the newest commit read, v{rc} ({commit[:7]}; launched as v0.32.15, "
+                         f"llama-server at b{ollama_current_build()}; later bumps not read): num_ctx by VRAM tier, "
+                         "llama-server underneath with its output cap (PR #23861)")
     rule = OLLAMA_CTX_RULES[0][1]
     for first, r in OLLAMA_CTX_RULES:
         if version.key >= first:

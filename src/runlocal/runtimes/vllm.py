@@ -67,6 +67,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .context_limit import vllm_context_refusal, vllm_derived_max_model_len
 from .options import VLLMOptions
 from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
@@ -109,7 +110,10 @@ from .vllm_swap import host_swap
 DEFAULT_UTILIZATION = vllm_default_utilization(None)
 
 # Scheduler defaults of `vllm serve` (arg_utils.py, _set_default_args, v0.8–v0.11): large GPUs
-# (≥ 70 GiB and not an A100) get 8192 batched tokens and 1024 sequences, the rest 2048 and 256.
+# (≥ 70 GiB and not an A100) get 8192 batched tokens and 1024 sequences, the rest 2048 and 256. The engine reads
+# them once, on device 0 ("device_memory = current_platform.get_device_total_memory()", whose device_id defaults to
+# 0), and every rank profiles with them: on mixed cards the first GPU listed (device 0 — CUDA numbers the fastest
+# first unless CUDA_DEVICE_ORDER=PCI_BUS_ID) sets them for all.
 LARGE_GPU_BYTES = 70 * GiB
 SERVE_LIMITS_LARGE = (8192, 1024)
 SERVE_LIMITS_SMALL = (2048, 256)
@@ -220,9 +224,10 @@ class Budget:
 
 def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Target,
                  engine: str = DEFAULT_ENGINE, graphs_in_budget: bool | None = None,
-                 release: tuple[int, ...] | None = None) -> Budget:
+                 release: tuple[int, ...] | None = None, device0: Target | None = None) -> Budget:
     """The start-up accounting of one GPU (rank 0), as vLLM prints it; the CUDA graphs inside the budget from
-    v0.20.0 (``graphs_in_budget``; None: by the engine, "v1-cudagraph")."""
+    v0.20.0 (``graphs_in_budget``; None: by the engine, "v1-cudagraph"). ``device0``: the card whose memory and name
+    set the batch defaults (SERVE_LIMITS' device 0), ``gpu`` itself when None."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     tp, pp = max(1, s.tp), max(1, s.pp)
@@ -241,7 +246,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
         from .vllm_lora import lora_slot_bytes
 
         w += lora_slot_bytes(model, s.vllm.max_loras, s.vllm.max_lora_rank, tp, pp)
-    default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name, release)
+    default_tokens, default_seqs = serve_limits((device0 or gpu).capacity, (device0 or gpu).name, release)
     v0 = engine in ("v0.6", "v0")
     if v0:
         default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
@@ -434,7 +439,7 @@ class VLLM:
             # resolve_kv_cache_dtype_string, issue #34752; modelled from v0.21 on, where it is certainly present)
             settings = settings.with_(cache_type_k=model.kv_cache_quant, cache_type_v=model.kv_cache_quant)
         return settings.with_(
-            ctx=settings.ctx or model.max_position_embeddings or 4096,
+            ctx=settings.ctx or vllm_derived_max_model_len(model) or 4096,      # vLLM's default: the derived length
             gpu_memory_utilization=settings.vllm.gpu_memory_utilization or vllm_default_utilization(self._release()),
             max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
@@ -450,7 +455,7 @@ class VLLM:
         rank, gpu, b = smallest_rank(gpus[:max(1, settings.tp) * max(1, settings.pp) * max(1, settings.vllm.dp)],
                                lambda g: budget_split(model, weights, settings.with_(
                                    ctx=settings.ctx or model.max_position_embeddings or 4096), g, self.engine,
-                                   vllm_graphs_in_budget(release), release.key if release else None))
+                                   vllm_graphs_in_budget(release), release.key if release else None, gpus[0]))
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
         cpu_space, space_step, cpu_refusal = None, None, None
@@ -477,7 +482,9 @@ class VLLM:
             if pool.max_concurrency < 1 else s.ctx
         # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
         asked = release.key if (release := self._release()) and getattr(self, "version", None) else None
-        refusal = (nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
+        # ModelConfig checks the context first (vllm/config/model.py): a --max-model-len past the derived length
+        refusal = (vllm_context_refusal(model, settings.ctx)
+                   or nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
                    or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)

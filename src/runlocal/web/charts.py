@@ -70,9 +70,16 @@ CHAR_EM = 0.56
 LEGEND_TEXT_X = 8 + 2 * LEGEND_SWATCH + 10
 
 
+# the legend's text, a size below the axis labels' (review21 #12: at FONT it read larger than the ticks it explains)
+LEGEND_FONT = 12
+# a limit more than this many times the tallest line (and the smallest limit) is stated in the legend, not drawn: a
+# 32 GiB RAM line stretched the axis to 30 GiB and squashed a 6-8 GiB GPU's lines into its bottom fifth (review21 #12)
+OFF_SCALE = 2.0
+
+
 def _wrapped(text: str) -> list[str]:
     """``text`` in rows that fit the legend's width, broken between words."""
-    budget = int((W - LEGEND_TEXT_X - 8) / (CHAR_EM * FONT))
+    budget = int((W - LEGEND_TEXT_X - 8) / (CHAR_EM * LEGEND_FONT))
     rows: list[str] = []
     for word in text.split(" "):
         if rows and len(rows[-1]) + 1 + len(word) <= budget:
@@ -82,13 +89,25 @@ def _wrapped(text: str) -> list[str]:
     return rows
 
 
+def drawn_limits(series: list[Series]) -> list[bool]:
+    """Which series' limits the chart draws: those within OFF_SCALE × the larger of the tallest line and the smallest
+    limit; a limit far above every line (the host's RAM beside a small GPU) is only stated in the legend."""
+    caps = [s.capacity for s in series if s.capacity]
+    if not caps:
+        return [False] * len(series)
+    tallest = max((y for s in series for _, y in s.points), default=0)
+    reach = OFF_SCALE * max(tallest, min(caps))
+    return [s.capacity is not None and 0 < s.capacity <= reach for s in series]
+
+
 def _legend_texts(series: list[Series]) -> list[list[str]]:
     texts = []
-    for s in series:
+    for s, drawn in zip(series, drawn_limits(series)):
         text = s.label
         if s.capacity:
             limit = format_bytes(s.capacity)
             text += (f": {limit} usable ({format_bytes(s.kept)} kept free)" if s.kept > 0 else f": {limit}")
+            text += "" if drawn else " (limit above the chart's top)"
         texts.append(_wrapped(text))
     return texts
 
@@ -99,18 +118,19 @@ def _legend(series: list[Series], top: float) -> list[str]:
     apart, a label on the RAM line)."""
     out = []
     y = top
-    for i, (s, rows) in enumerate(zip(series, _legend_texts(series))):
+    for i, (rows, drawn) in enumerate(zip(_legend_texts(series), drawn_limits(series))):
         color = COLORS[i % len(COLORS)]
-        mid = y - FONT * 0.35
+        mid = y - LEGEND_FONT * 0.35
         x = 8
         out.append(f'<line x1="{x}" x2="{x + LEGEND_SWATCH}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
                    'stroke-width="2.5"/>')
         x += LEGEND_SWATCH + 4
-        if s.capacity:
+        if drawn:
             out.append(f'<line x1="{x}" x2="{x + LEGEND_SWATCH}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
                        'stroke-dasharray="6 4"/>')
         for row in rows:
-            out.append(f'<text x="{LEGEND_TEXT_X}" y="{y:.1f}" fill="{color}">{escape(row)}</text>')
+            out.append(f'<text x="{LEGEND_TEXT_X}" y="{y:.1f}" fill="{color}" font-size="{LEGEND_FONT}">'
+                       f'{escape(row)}</text>')
             y += LEGEND_ROW
     return out
 
@@ -122,7 +142,9 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
     if not xs:
         return Markup("")
     x0, x1 = math.log2(min(xs)), math.log2(max(xs))
-    ymax = max([y for s in series for _, y in s.points] + [s.capacity or 0 for s in series]) * 1.08 or 1
+    drawn = drawn_limits(series)
+    ymax = max([y for s in series for _, y in s.points]
+               + [s.capacity or 0 for s, d in zip(series, drawn) if d]) * 1.08 or 1
     top = MEMORY_TOP
     pw, ph = W - LEFT - RIGHT, H - top - BOTTOM
     legend_top = H + FONT + 4
@@ -153,7 +175,7 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
         color = COLORS[i % len(COLORS)]
         pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
         out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
-        if s.capacity:
+        if s.capacity and drawn[i]:
             y = py(s.capacity)
             out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{color}" '
                        f'stroke-dasharray="6 4"/>')

@@ -18,13 +18,23 @@ from fastapi.responses import HTMLResponse
 from ..errors import InputError, RunlocalError
 from ..model.policy import ReadPolicy
 from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
-from .forms import whole_number
 from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, unknown_names
 
 router = APIRouter(include_in_schema=False)
 
 TOP = 25
-MAX_USERS = 64          # as /api/v1/best: each user is a request of the whole context, planned on every device
+
+
+def _users(text: str) -> int:
+    """The form's users: a whole number in amounts.COST_BOUNDS, in the words the CLI, HTTP and MCP use."""
+    from ..amounts import check_amount
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"users: expected a whole number, got '{text}'") from None
+    check_amount("users", value)
+    return int(value)
 
 
 def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
@@ -80,7 +90,7 @@ async def best_page(request: Request):
             raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
         if q["form"] and q["form"] not in FORM_FACTORS:
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
-        users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
+        users = _users(q["users"]) if q["users"] else 1
         result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"] or None,
                                _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
                                q["vendor"], q["form"], users, read_policy(request))
@@ -115,10 +125,26 @@ def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = Fa
     # devices without a price (laptop GPUs) are ranked by decode speed alone
     by_speed = not res["ranked"] and bool(res["unpriced"])
     rows = res["unpriced"] if by_speed else res["ranked"]
-    query = {"model": model, "ctx": ctx, "runtime": runtime, "quant": quant or "", "used": "1" if used else "",
-             "vendor": vendor, "form": form, "budget": f"{budget:g}" if budget else ""}
-    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows),
-            "notes": res["notes"], "by_speed": by_speed, "query": query}   # query: the same ranking on /best
+    # beside a priced ranking, the configurations that run it but have no catalog price are shown too (fastest
+    # first) and counted: review21 #3, the Mac guide said "1 configurations run it" while 29 Macs did
+    unpriced = [] if by_speed else sorted(res["unpriced"], key=lambda r: -(r["decode_tokens_per_s"] or 0))
+    if budget:
+        # under a budget an unpriced device cannot be judged: counted, not listed (a $30,000 MI355X is no answer to
+        # "under $400")
+        return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows),
+                "priced": len(rows), "unpriced": [], "unpriced_count": len(unpriced), "notes": res["notes"],
+                "by_speed": by_speed, "query": _best_query(model, ctx, runtime, quant, used, vendor, form, budget)}
+    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows) + len(unpriced),
+            "priced": 0 if by_speed else len(rows), "unpriced": unpriced[:n], "unpriced_count": len(unpriced),
+            "notes": res["notes"], "by_speed": by_speed,
+            "query": _best_query(model, ctx, runtime, quant, used, vendor, form, budget)}
+
+
+def _best_query(model: str, ctx: int, runtime: str, quant: str | None, used: bool, vendor: str, form: str,
+                budget: float | None) -> dict[str, Any]:
+    """The same ranking on /best, as a guide block links it."""
+    return {"model": model, "ctx": ctx, "runtime": runtime, "quant": quant or "", "used": "1" if used else "",
+            "vendor": vendor, "form": form, "budget": f"{budget:g}" if budget else ""}
 
 
 def _guide_best(**filters) -> list[dict[str, Any]]:

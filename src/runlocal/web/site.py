@@ -286,6 +286,11 @@ def _speed(plan) -> dict[str, Any]:
     s, m = plan.speed, plan.measured or {}
     predicted = (m.get("predicted") or {}).get("speed") or s
     out: dict[str, Any] = {"records": m.get("records")}
+    # which runs, when and on what, as the CLI's speed line says them (render/text.py): the first five ids, the
+    # latest run's date, the device the records name
+    out["ids"] = ", ".join(str(i) for i in (m.get("ids") or [])[:5])
+    out["latest"] = str(m.get("latest") or "?")[:10]
+    out["device"] = m.get("device")
     for name in ("decode", "prefill"):
         key = f"{name}_tokens_per_s"
         out[name] = s.get(key)

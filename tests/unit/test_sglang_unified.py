@@ -1,0 +1,53 @@
+"""SGLang on unified-memory devices: NVIDIA's (DGX Spark, Jetson) are CUDA GPUs to it, AMD APUs have no SGLang kernels.
+
+The independent source is outcomes record sglang-016 (measurements/outcomes/records.jsonl): zai-org/GLM-4.7-FP8
+(355B parameters) ran under SGLang on "4x DGX Spark (GB10, 128GB each)", TP 4, image lmsysorg/sglang:spark, serving
+1, 4 and 8 concurrent requests (BTankut/dgx-spark-sglang-moe-configs FORUM_POST.md at 76d61bf)."""
+
+from runlocal.check import CheckRequest, check
+from runlocal.runtimes.base import Target
+from runlocal.runtimes.sglang import SGLang
+
+GiB = 1 << 30
+
+
+def _glm47_on_sparks(**kw):
+    return check(CheckRequest(model="glm-4.7", gpu="4xdgx-spark", runtime="sglang", quant="fp8", tp=4,
+                              enforce_eager=True, use_measurements=False, **kw))[0]
+
+
+def test_glm47_fp8_on_four_dgx_sparks_at_tp4_starts_as_the_record_says():
+    r = _glm47_on_sparks()
+    assert r.verdict in ("fits", "tight"), r.refusal
+    sparks = [d for d in r.allocation.devices if d.kind == "unified"]
+    assert len(sparks) == 4                             # four Sparks, TP 4 — not one
+    # the post's figure by hand: 355e9 parameters × 1 byte (FP8 e4m3) / TP 4 = 82.65 GiB on each Spark; the plan
+    # counts the real tensors (lm_head and norms stay 16-bit, the embedding is split), so within 3 %
+    by_hand = 355e9 / 4 / GiB
+    for d in sparks:
+        assert abs(d.weights / GiB - by_hand) / by_hand < 0.03
+        assert d.total <= d.capacity                    # each Spark's 128 GB, not the four summed
+    # the post served 8 concurrent requests: the KV pool holds 8 requests of 4,096 tokens at least
+    assert r.allocation.kv_cache_tokens >= 8 * 4096
+
+
+def test_a_probed_nvidia_unified_gpu_not_in_the_catalog_is_a_cuda_gpu():
+    # nvidia-smi names a GB10 "NVIDIA GB10"; `check` from a probe adds " #0"
+    probed = Target("NVIDIA GB10 #0", "unified", 100 * GiB, 273.0, 128 * GiB)
+    assert SGLang()._gpus([probed, Target("CPU RAM (unified)", "cpu", 128 * GiB)]) == [probed]
+
+
+def test_an_amd_apu_is_refused_for_sgl_kernels_rocm_targets_and_counted_whole():
+    # sgl-kernel/setup_rocm.py aborts on an auto-detected target other than gfx942 / gfx950; a Strix Halo is gfx1151
+    # (AMD's gpu-arch-specs table: Radeon 8060S, gfx1151)
+    r = check(CheckRequest(model="qwen3-8b", gpu="2xryzen-ai-max-395-128gb", runtime="sglang", tp=2, ctx=8192,
+                           use_measurements=False))[0]
+    assert r.verdict == "does_not_fit"
+    assert "gfx942 / gfx950" in r.allocation.refusal and "gfx1151" in r.allocation.refusal
+    assert len([d for d in r.allocation.devices if d.kind == "unified"]) == 2
+
+
+def test_an_apple_unified_target_given_to_the_planner_directly_is_no_gpu():
+    # check refuses SGLang on a Mac before planning (registry.not_on_apple); the planner alone keeps it off CUDA
+    apple = Target("Apple M4 Max 128GB", "unified", 96 * GiB, 546.0, 128 * GiB)
+    assert SGLang()._gpus([apple]) == []
