@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .boundary import largest_guided
 from .errors import InputError
 from .fixes_replan import Fix, _Fixer, _layers_total
+from .fixes_unoffered import combined_layers_tried, combined_unoffered
 from .runtimes import Allocation, Settings, Target, engine
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest
 from .runtimes.llamacpp_layout import FIT_MARGIN
@@ -66,7 +67,7 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
     _host_swap(f)
     _unified_share(f)
     _more_gpus(f)
-    if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
+    if not any(t.cost <= 3 and f.improves(t) for t in f.tried) and not combined_unoffered(f):
         _combined(f)
     return f.fixes()
 
@@ -583,9 +584,7 @@ def _combined(f: _Fixer) -> None:
                     found += 1
                     break
         current = _gpu_layers(f.plan.settings, model)
-        # where the runtime's own fit already placed more layers than the search can return (it stops at
-        # n_layers), the search's answer could not be offered: it is not made
-        if f.levers.layer_offload and f.has_cpu and f.has_gpu and not (f.all_on_gpu and current >= model.n_layers):
+        if combined_layers_tried(f):
             ngl = f.most_gpu_layers(s.with_(quant=q), q, above=current if f.all_on_gpu else None)
             if ngl and (not f.all_on_gpu or ngl > current):
                 f.try_(f"{_quant_title(q)} with {ngl} of {_layers_total(model)} layers on the GPU",

@@ -129,16 +129,23 @@ def test_a_file_from_other_code_or_damaged_is_a_miss(tmp_path, monkeypatch):
 
 
 def test_each_spec_s_lines_read_as_the_whole_file_parsed():
-    """A spec's entries are parsed from its own lines (compute_table._section): for every shipped file and every model
-    digest in it, the same dict json.loads gives from the whole text; a digest the file lacks is none."""
+    """A spec's entries are read from its own lines (compute_table._section, each entry found by bisecting them):
+    for every shipped file and every model digest in it, every entry json.loads gives from the whole text, the same
+    count, and none for a key the spec lacks (another spec's, one between two of its own, one before or after all);
+    a digest the file lacks is none."""
     for path in sorted(compute_table.TABLE_DIR.glob("*.json.gz")):
-        text = compute_table.read_text(path)
-        whole = json.loads(text)
-        head = compute_table._written_head(text)
+        data = compute_table.read_bytes(path)
+        whole = json.loads(data)
+        head = compute_table._written_head(data)
         assert head == {k: v for k, v in whole.items() if k != "models"}, path.name
+        every_key = {k for entries in whole["models"].values() for k in entries}
         for digest, entries in whole["models"].items():
-            assert compute_table._section(text, digest) == entries, (path.name, digest)
-        assert compute_table._section(text, "0" * 64) is None
+            section = compute_table._section(data, digest)
+            assert section is not None and len(section) == len(entries), (path.name, digest)
+            assert all(section.get(k) == v for k, v in entries.items()), (path.name, digest)
+            absent = (every_key - entries.keys()) | {k + " " for k in entries} | {"", "[", "~"}
+            assert all(section.get(k) is None for k in absent), (path.name, digest)
+        assert compute_table._section(data, "0" * 64) is None
 
 
 def test_the_code_digest_covers_the_simulations_imports():

@@ -101,11 +101,15 @@ def file_name(model_id: str) -> str | None:
 
 
 def read_text(path: Path) -> str:
-    return zlib.decompress(path.read_bytes(), wbits=31).decode("utf-8")     # gzip's format
+    return read_bytes(path).decode("utf-8")
+
+
+def read_bytes(path: Path) -> bytes:
+    return zlib.decompress(path.read_bytes(), wbits=31)     # gzip's format
 
 
 @lru_cache(maxsize=64)
-def _file(model_id: str) -> Callable[[str], dict[str, list] | None] | None:
+def _file(model_id: str) -> Callable[[str], Entries | None] | None:
     """model digest → its {args key → [[gpu bytes…], host bytes]} in one catalog model's file, where the file exists
     and was made by this code."""
     name = file_name(model_id)
@@ -113,13 +117,13 @@ def _file(model_id: str) -> Callable[[str], dict[str, list] | None] | None:
     if path is None or not path.is_file():
         return None
     try:
-        text = read_text(path)
-        head = _written_head(text)
-        doc = head if head is not None else json.loads(text)
+        data = read_bytes(path)
+        head = _written_head(data)
+        doc = head if head is not None else json.loads(data)
         if doc.get("format") != FORMAT or doc.get("code") != code_digest():
             return None
         if head is not None:
-            return lru_cache(maxsize=None)(lambda digest: _section(text, digest))
+            return lru_cache(maxsize=None)(lambda digest: _section(data, digest))
         models: dict[str, dict[str, list]] = doc["models"]
     except (OSError, zlib.error, ValueError, KeyError, AttributeError):     # a damaged file: simulate
         return None
@@ -127,39 +131,81 @@ def _file(model_id: str) -> Callable[[str], dict[str, list] | None] | None:
 
 
 # A file as compute_table_build.render writes it: a header line, '"models": {', then per model digest a line
-# '"<digest>": {', its entries one a line, and a line '}' or '},'. A plan asks about one or two of a file's specs, and
-# the whole text is ~5 MB for a big MoE (an Ollama launch's arguments list every layer): parsing all of it cost
-# ~11 ms of such a model's first plan, so a spec's lines are parsed where it is first asked about. Any other layout
-# (a file written by hand or by a test) is parsed whole, as before.
+# '"<digest>": {', its entries one a line sorted by key ('<json.dumps(key)>: <value>', then ',' but for the last),
+# and a line '}' or '},'. A plan asks about one or two of a file's specs and a handful of their entries, and the
+# whole text is ~5 MB for a big MoE (an Ollama launch's arguments list every layer, so nearly all of it is keys):
+# parsing all of it cost ~11 ms of such a model's first plan, and one spec's lines ~6.5 ms (GLM-4.5's 684
+# entries, 3.4 MB). So a spec's lines are found where it is first asked about, and an entry is found by bisecting
+# its sorted lines, each probed line's key decoded alone. Any other layout (a file written by hand or by a test)
+# is parsed whole, as before.
 
-def _written_head(text: str) -> dict | None:
+def _written_head(text: str | bytes) -> dict | None:
     """The header of a file in render's layout (format, code …); None for another layout."""
-    first, _, rest = text.partition("\n")
-    if not first.endswith(",") or not rest.startswith('"models": {\n'):
+    data = text.encode() if isinstance(text, str) else text
+    first, _, rest = data.partition(b"\n")
+    if not first.endswith(b",") or not rest.startswith(b'"models": {\n'):
         return None
     try:
-        head = json.loads(first[:-1] + "}")
+        head = json.loads(first[:-1] + b"}")
     except ValueError:
         return None
     return head if isinstance(head, dict) else None
 
 
-def _section(text: str, digest: str) -> dict[str, list] | None:
-    """One model digest's entries, parsed from its lines alone (JSON text escapes newlines, so no entry holds one and
-    the first line that starts with '}' closes the section); None where the file has none or they do not parse."""
-    at = text.find(f'\n"{digest}": {{\n')
-    end = text.find("\n}", at + 1) if at >= 0 else -1
+class _Section:
+    """One model digest's entries in a file in render's layout, read where asked: ``get(key)`` bisects the lines
+    (sorted by key, as render writes them) and parses the one value asked for. The lines' starts are found once.
+    (JSON text escapes newlines, so no entry holds one, and a key's JSON text ends at its first ']": ['.)"""
+
+    def __init__(self, data: bytes, starts: list[int], end: int) -> None:
+        self._data, self._starts, self._end = data, starts, end
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def _line(self, i: int) -> tuple[str, int, int]:
+        """Line i's key, and where its value starts and ends."""
+        start = self._starts[i]
+        stop = self._starts[i + 1] - 1 if i + 1 < len(self._starts) else self._end
+        colon = self._data.index(b']": [', start, stop) + 2     # (a key is a JSON array: within its text a quote is \\")
+        return json.loads(self._data[start:colon]), colon + 2, stop
+
+    def get(self, key: str) -> list | None:
+        lo, hi = 0, len(self._starts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            at, value_at, stop = self._line(mid)
+            if at == key:
+                return json.loads(self._data[value_at:stop].removesuffix(b","))
+            lo, hi = (mid + 1, hi) if at < key else (lo, mid)
+        return None
+
+
+def _section(data: bytes, digest: str) -> _Section | None:
+    """One model digest's entries (its lines alone); None where the file has none or its lines do not parse: the
+    first line that starts with '}' closes the section."""
+    at = data.find(f'\n"{digest}": {{\n'.encode())
+    end = data.find(b"\n}", at + 1) if at >= 0 else -1
     if end < 0:
         return None
+    starts, pos = [], data.index(b"\n", at + 1) + 1
+    while pos < end:
+        starts.append(pos)
+        pos = data.index(b"\n", pos) + 1
+    section = _Section(data, starts, end)
     try:
-        entries = json.loads(text[text.index("{", at + 1):end + 2])
+        if starts:      # the first and last lines' keys decode: a damaged section is a miss, not an error later
+            section._line(0), section._line(len(starts) - 1)
     except ValueError:
         return None
-    return entries if isinstance(entries, dict) else None
+    return section
 
 
-def _entries(model: Any) -> dict[str, list] | None:
-    def find() -> dict[str, list] | None:
+Entries = dict[str, list] | _Section
+
+
+def _entries(model: Any) -> Entries | None:
+    def find() -> Entries | None:
         entries_of = _file(getattr(model, "id", ""))
         return None if entries_of is None else entries_of(model_digest(model))
     return _ENTRIES.get(model, None, find)

@@ -72,16 +72,43 @@ def every_layer_surely_moved(planner, model: ModelSpec, weights: WeightEstimate,
     alone)."""
     gpus = [t for t in targets if t.kind != "cpu"]
     ls = settings.llamacpp
-    # llama.cpp's planner named, not imported: runtimes/llamacpp.py's fit() asks this bound too (no import cycle)
-    if (getattr(planner, "name", None) != "llama.cpp" or not hasattr(planner, "floor") or len(gpus) < 2
-            or len({(g.name, g.kind) for g in gpus}) != 1
-            or settings.ctx is None or not ls.fit or ls.n_gpu_layers is not None or ls.n_cpu_moe
-            or ls.override_tensor or ls.tensor_split):
+    if (len(gpus) < 2 or not _bound_applies(planner, gpus, settings) or not ls.fit or ls.n_gpu_layers is not None
+            or ls.tensor_split):
         return False
+    return _every_layer_floor(planner, model, weights, settings, targets) > sum(g.capacity - FIT_MARGIN for g in gpus)
+
+
+def every_layer_surely_over(planner, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                            targets: list[Target]) -> bool:
+    """Whether a plan that puts every layer on the GPUs itself (-ngl past n_layers given: --fit leaves the layers
+    alone), at settings.ctx, surely overflows a GPU: one GPU holding every layer, its bytes without the compute
+    buffer, past the GPUs' capacities summed (the GPUs' bytes without compute at any split sum to at least that
+    GPU's, the module's docstring; each GPU's use is at least its bytes without compute). Grows with the context.
+    False where the bound does not apply (as every_layer_surely_moved, or -ngl not past n_layers)."""
+    gpus = [t for t in targets if t.kind != "cpu"]
+    ngl = settings.llamacpp.n_gpu_layers
+    if not gpus or not _bound_applies(planner, gpus, settings) or ngl is None or ngl <= model.n_layers:
+        return False
+    return _every_layer_floor(planner, model, weights, settings, targets) > sum(g.capacity for g in gpus)
+
+
+def _bound_applies(planner, gpus: list[Target], settings: Settings) -> bool:
+    """llama.cpp's planner (named, not imported: runtimes/llamacpp.py's fit() asks these bounds too, no import
+    cycle), GPUs of one name, a context given, no tensor overrides or --n-cpu-moe."""
+    ls = settings.llamacpp
+    return (getattr(planner, "name", None) == "llama.cpp" and hasattr(planner, "floor")
+            and len({(g.name, g.kind) for g in gpus}) == 1 and settings.ctx is not None
+            and not ls.n_cpu_moe and not ls.override_tensor)
+
+
+def _every_layer_floor(planner, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                       targets: list[Target]) -> int:
+    """One GPU of the GPUs' summed capacity holding every layer: its bytes without the compute buffer."""
+    gpus = [t for t in targets if t.kind != "cpu"]
     model, settings = as_llamacpp_loads(model), planner._as_build_reads(settings)
     totals = [g.total for g in gpus]
     one = replace(gpus[0], capacity=sum(g.capacity for g in gpus),
                   total=sum(x for x in totals if x) if all(totals) else None)
     whole = settings.with_(n_gpu_layers=model.n_layers + 1)
     merged = [one, *(t for t in targets if t.kind == "cpu")]
-    return planner.floor(model, weights, whole, merged)[0] > sum(g.capacity - FIT_MARGIN for g in gpus)
+    return planner.floor(model, weights, whole, merged)[0]

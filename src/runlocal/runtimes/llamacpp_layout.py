@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from ..errors import InputError
 from ..kv import layer_kv
-from ..memo import IdMemo
+from ..memo import IdMemo, per_model
 from ..model.spec import AttentionSpec, ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
 from ..quant.ggml_types import QUANT_SIZES, GGMLType
@@ -314,7 +314,8 @@ def moved_by_cpu_moe(gguf_names: tuple[str, ...]) -> bool:
     ffn_*_exps.bias) — measured on CUDA, gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0
     (measurements/llamacpp_cpumoe/cuda_h200.jsonl) — and not the shared experts (ffn_*_shexp)."""
     search = _ffn_exps_search()
-    return any(search(name) for name in gguf_names)
+    # (a name the pattern matches holds "exps": the test first spares ~1 ms of a 1,500-tensor MoE's first plan)
+    return any("exps" in name and search(name) for name in gguf_names)
 
 
 @lru_cache(maxsize=1)
@@ -382,25 +383,45 @@ def _weights_by_layer(model: ModelSpec, weights: WeightEstimate) -> _LayerWeight
 
 
 def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWeights:
-    n = model.n_layers
-    size_of = sizer(model, weights)
-    groups: dict[tuple[int, bool], list[int]] = {}
+    keys, rows = _layer_rows(model)
+    sizes, largest, pads = [0] * len(keys), [-1] * len(keys), [0] * len(keys)
     embed_copy = embed_copy_pad = 0
+    padded = 1 if weights.from_file else 0      # (_weight_row_pad: only a file's weights)
+    for size, (group, n_parts, matrix, pad, embed_pad) in zip(_tensor_sizes(model, weights), rows):
+        part = size // n_parts
+        sizes[group] += part * n_parts
+        pads[group] += pad * padded
+        if matrix and part > largest[group]:
+            largest[group] = part
+        if embed_pad >= 0:
+            embed_copy += size
+            embed_copy_pad += embed_pad * padded
+    return _LayerWeights(model.n_layers, keys, tuple(sizes), tuple(largest), embed_copy, tuple(pads), embed_copy_pad)
+
+
+@per_model
+def _layer_rows(model: ModelSpec) -> tuple[tuple[tuple[int, bool], ...], tuple[tuple[int, int, bool, int, int], ...]]:
+    """What _weights_by_layer_now reads of each tensor that no quant changes, once per model (its first rows plan it
+    at the plan's quant and the smaller ones fixes.py offers): the groups' keys in their first tensor's order, and
+    per tensor its group's index, GGUF parts, whether a matrix, row padding over its parts as a file's weight, and a
+    tied token embedding's one-part padding (else -1)."""
+    n, index, rows = model.n_layers, dict[tuple[int, bool], int](), []
     tied = not any(x.role == "lm_head" for x in model.tensors)
     for t, moved in zip(model.tensors, _moved_by_cpu_moe_each(model)):
-        n_parts = split_in_gguf(t)
-        part = size_of(t) // n_parts
-        group = groups.setdefault((_weight_layer(t, n), moved), [0, -1, 0])
-        group[0] += part * n_parts
-        group[2] += _weight_row_pad(t, weights.from_file) * n_parts
-        if len(t.shape) > 1:
-            group[1] = max(group[1], part)
-        if t.role == "embed" and tied:
-            embed_copy += size_of(t)
-            embed_copy_pad += _weight_row_pad(t, weights.from_file)
-    return _LayerWeights(n, tuple(groups), tuple(g[0] for g in groups.values()),
-                         tuple(g[1] for g in groups.values()), embed_copy, tuple(g[2] for g in groups.values()),
-                         embed_copy_pad)
+        n_parts, pad = split_in_gguf(t), _weight_row_pad(t, True)
+        group = index.setdefault((_weight_layer(t, n), moved), len(index))
+        rows.append((group, n_parts, len(t.shape) > 1, pad * n_parts, pad if t.role == "embed" and tied else -1))
+    return tuple(index), tuple(rows)
+
+
+def _tensor_sizes(model: ModelSpec, weights: WeightEstimate) -> list[int]:
+    """sizer(model, weights)'s size_of of each of model.tensors (the same integers), from _text_numbers's rows."""
+    if weights.from_file and all(t.nbytes is not None for t in model.tensors):
+        return [t.nbytes for t in model.tensors]  # type: ignore[misc]
+    scale = _SCALES.get(model, (weights.quant, weights.total), lambda: _typed_scales(model, weights))
+    mean, scale_of, from_file = scale[None], scale.get, weights.from_file
+    return [nbytes if nbytes is not None and from_file else 0 if tower else int(numel * scale_of(key, mean))
+            for key, numel, tower, nbytes in _text_numbers(model)[2]]
 
 
 def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int, pad_rows: bool = False
@@ -476,8 +497,8 @@ def _typed_scales(model: ModelSpec, weights: WeightEstimate) -> dict:
     llama-quant.cpp gives a tied token_embd the output's Q6_K under Q4_K_M, 6.56 bits, where the layers average
     4.9), scaled so the text tensors sum to the estimate; None: the estimate's mean, for what the view lacks or
     where the quant is a float width or has no GGUF typing (every tensor at the mean then)."""
-    text = [t for t in model.tensors if t.role not in TOWER_ROLES]
-    mean = weights.total / max(1, sum(t.numel for t in text))
+    numel, n_text, _ = _text_numbers(model)
+    mean = weights.total / max(1, n_text)
     scales: dict = {None: mean}
     from ..quant import gguf_table
     from ..quant.gguf_mix import gguf_view
@@ -492,9 +513,6 @@ def _typed_scales(model: ModelSpec, weights: WeightEstimate) -> dict:
     typed: dict[tuple, int] = {}
     for v in view.tensors:
         typed[(v.layer, v.role)] = typed.get((v.layer, v.role), 0) + (v.nbytes or 0)
-    numel: dict[tuple, int] = {}
-    for t in text:
-        numel[(t.layer, t.role)] = numel.get((t.layer, t.role), 0) + t.numel
     matched = {k: n for k, n in numel.items() if typed.get(k)}
     typed_sum = sum(typed[k] for k in matched)
     # what the view's groups hold, rescaled to the estimate's bytes less the unmatched tensors' at the mean
@@ -503,6 +521,18 @@ def _typed_scales(model: ModelSpec, weights: WeightEstimate) -> dict:
         return scales
     scales.update({k: typed[k] * rest / typed_sum / n for k, n in matched.items()})
     return scales
+
+
+@per_model
+def _text_numbers(model: ModelSpec) -> tuple[dict[tuple, int], int, tuple[tuple[tuple, int, bool, int | None], ...]]:
+    """The text tensors' (not a tower's) elements per (layer, role) and in all, and per tensor what sizer's size_of
+    reads: its (layer, role), elements, whether a tower's, its file bytes."""
+    rows = tuple(((t.layer, t.role), t.numel, t.role in TOWER_ROLES, t.nbytes) for t in model.tensors)
+    numel: dict[tuple, int] = {}
+    for key, n, tower, _ in rows:
+        if not tower:
+            numel[key] = numel.get(key, 0) + n
+    return numel, sum(numel.values()), rows
 
 
 _SCALES = IdMemo(256)
