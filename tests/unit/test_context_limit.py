@@ -19,16 +19,16 @@ from runlocal.runtimes.context_limit import (
     vllm_derived_max_model_len,
 )
 
-# vllm/config/model.py _get_and_verify_max_len, 0.17.1 – 0.25.0 (0.25.0 :2211-2219):
+# vllm/config/model.py _get_and_verify_max_len, 0.17.1 – 0.29.0 (0.25.0 :2211-2219, 0.29.0 :2445-2469):
 #     if rope_type not in ("su", "longrope", "llama3"):
 #         scaling_factor = rp.get("factor", scaling_factor)
 #         if rope_type == "yarn":
 #             derived_max_model_len = rp["original_max_position_embeddings"]
 #     derived_max_model_len *= scaling_factor
-# 0.33.0 (:2610-2621): `if rope_type not in ("su", "longrope", "llama3", "yarn", "deepseek_yarn",
-# "deepseek_llama_scaling"): scaling_factor = rp.get("factor", …)`, no reset to original — "YaRN variants leave
-# max_position_embeddings already scaled". For the yarn rows below both give the same length (original × factor =
-# max_position_embeddings in their config.json).
+# 0.30.0 – 0.33.0 (0.30.0 :2461-2492, 0.33.0 :2610-2621; measurements/vllm_rocm/max_len.txt): `if rope_type not in
+# ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"): scaling_factor = rp.get("factor",
+# …)`, no reset to original — "YaRN variants leave max_position_embeddings already scaled". For the yarn rows below
+# both give the same length (original × factor = max_position_embeddings in their config.json).
 # sglang hf_transformers_utils.get_context_length:
 #     rope_scaling_factor = rope_scaling.get("factor", 1)
 #     if "original_max_position_embeddings" in rope_scaling: rope_scaling_factor = 1
@@ -100,8 +100,30 @@ def test_the_default_context_is_the_models_own_and_the_engines_is_named(name, gp
 
 # review21b #3: Qwen3-8B's model card stretches it with rope_scaling {"rope_type": "yarn", "factor": 4.0,
 # "original_max_position_embeddings": 32768} over config.json's max_position_embeddings 40,960. By hand:
-# vLLM 0.25.0: derived = original 32,768, × factor 4 = 131,072; 0.33.0: yarn is excluded, derived = 40,960.
+# vLLM 0.25.0 – 0.29.0: derived = original 32,768, × factor 4 = 131,072; from 0.30.0: yarn is excluded, derived =
+# max_position_embeddings 40,960.
 QWEN3_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+
+
+@pytest.mark.parametrize("release, derived", [
+    ((0, 29, 0), 4.0 * 32768),      # the last release with the old rule: original × factor = 131,072
+    ((0, 30, 0), 40960),            # the first with the new rule: max_position_embeddings, no factor
+])
+def test_the_yarn_rule_turns_at_0_30_0(monkeypatch, release, derived):
+    """The sdists 0.26.0 – 0.32.0 read (measurements/vllm_rocm/max_len.txt): 0.29.0 :2445-2469 still resets yarn to
+    original × factor, 0.30.0 :2461-2492 excludes the yarn kinds. Qwen3-8B with its card's YaRN, planned at each
+    release through `vllm==X` at --ctx 65,536: within 131,072 at 0.29.0, past 40,960 (refused) at 0.30.0."""
+    monkeypatch.setattr(context_limit, "_rope_scaling", lambda model: QWEN3_YARN)
+    assert vllm_derived_max_model_len(catalog.lookup("qwen3-8b"), release) == derived
+    version = ".".join(map(str, release))
+    plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime=f"vllm=={version}", ctx=65536,
+                                 quant="awq"))
+    refusal = plan.allocation.refusal or ""
+    if derived > 65536:
+        assert "derived max_model_len" not in refusal
+    else:
+        assert plan.verdict == "does_not_fit"
+        assert "greater than the derived max_model_len (max_position_embeddings=40960" in refusal
 
 
 def test_vllm_derives_a_yarn_length_by_release(monkeypatch):
@@ -114,7 +136,7 @@ def test_vllm_derives_a_yarn_length_by_release(monkeypatch):
     assert "derived max_model_len (max_position_embeddings=40960" in (vllm_context_refusal(model, 65536) or "")
 
 
-@pytest.mark.parametrize("release", [(0, 25, 0), (0, 33, 0)])
+@pytest.mark.parametrize("release", [(0, 25, 0), (0, 29, 0), (0, 30, 0), (0, 33, 0)])
 def test_the_yarn_stretch_the_refusal_offers_is_accepted_by_that_release(monkeypatch, release):
     """Apply the printed --hf-overrides to config.json (hf_overrides sets its keys on the config) and ask the same
     release again: 65,536 within 40,960 × 2 = 81,920 must now be accepted."""

@@ -7,14 +7,16 @@ trained at 40,960, was printed as a command that runs). llama.cpp and Ollama war
 vLLM (vllm/config/model.py ``_get_and_verify_max_len``; vllm/config.py before the split): the smallest of the length
 keys (max_position_embeddings, n_positions, max_seq_len, seq_length, model_max_length, …); then, where config.json
 has rope_scaling and the model is not Gemma 3 ("already scaled by RoPE scaling"), by release:
-- to 0.25.0 (0.25.0 :2211-2219; 0.17.1–0.22.0 alike): rope_type not su / longrope / llama3 → ``derived *= factor``
-  (1.0 where none), after ``derived = original_max_position_embeddings`` for rope_type "yarn" alone;
-- 0.33.0 (:2610-2621, vLLM PR #56446, merged 2026-09-11): yarn, deepseek_yarn and deepseek_llama_scaling join the
-  exclusions — "YaRN variants leave max_position_embeddings already scaled … so `factor` must not be applied to it
-  again" — so a yarn rope leaves max_position_embeddings. 0.26–0.32 are not read: planned by the older rule
-  (YARN_KEPT_FROM). The two agree wherever original × factor = max_position_embeddings (every yarn model in the
-  catalog); they part where a user's override stretches the rope, so the YaRN stretch this module prints sets
-  max_position_embeddings too from 0.33.0.
+- to 0.29.0 (0.25.0 :2211-2219; 0.17.1–0.22.0 alike; rope block 0.26.0 :2213-2237, 0.27.0 / 0.27.1 :2307-2331,
+  0.28.0 :2389-2413, 0.29.0 :2445-2469): rope_type not su / longrope / llama3 → ``derived *= factor`` (1.0 where
+  none), after ``derived = original_max_position_embeddings`` for rope_type "yarn" alone;
+- from 0.30.0 (0.30.0 :2461-2492, 0.31.0 :2539-2570, 0.32.0 :2585-2616, 0.33.0 :2610-2621; vLLM PR #56446, merged
+  2026-09-11, after 0.29.0's upload on 09-09): yarn, deepseek_yarn and deepseek_llama_scaling join the exclusions —
+  "YaRN variants leave max_position_embeddings already scaled … so `factor` must not be applied to it again" — so a
+  yarn rope leaves max_position_embeddings (YARN_KEPT_FROM; every sdist 0.25.0 – 0.33.0 read by
+  measurements/vllm_rocm/read_max_len.py, max_len.txt). The two agree wherever original × factor =
+  max_position_embeddings (every yarn model in the catalog); they part where a user's override stretches the rope, so
+  the YaRN stretch this module prints sets max_position_embeddings too from 0.30.0.
 Past it: ``ValueError: User-specified max_model_len (N) is greater than the derived max_model_len (key=D or
 model_max_length=None in model's config.json). … To allow overriding this maximum, set the env var
 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.`` Without --max-model-len the derived length is the default; the plan's default
@@ -41,9 +43,9 @@ from typing import Any
 from ..model.spec import ModelSpec
 from .versions import VLLM_READ, release3
 
-# the first vLLM release read whose derived length leaves a YaRN rope's max_position_embeddings unmultiplied
-# (0.33.0 config/model.py:2610-2621; 0.25.0 :2211-2219 still resets yarn to original × factor)
-YARN_KEPT_FROM = (0, 33, 0)
+# the first vLLM release whose derived length leaves a YaRN rope's max_position_embeddings unmultiplied (0.30.0
+# config/model.py:2461-2492; 0.29.0 :2445-2469 still resets yarn to original × factor; measurements/vllm_rocm/max_len.txt)
+YARN_KEPT_FROM = (0, 30, 0)
 _VLLM_UNSCALED = ("su", "longrope", "llama3")
 _VLLM_YARN_KINDS = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
 
