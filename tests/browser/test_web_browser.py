@@ -394,7 +394,10 @@ def test_result_says_speed_source_assumptions_and_hides_the_steps(tabs, base_url
     assert r.status_code in (200, 201), r.text
     tab.open(query)
     # the record states no KV-cache depth: the page says so rather than give it the prediction's 8,192
-    expect(decode).to_have_text(re.compile(rf"^97\.5 tok/s measured \(1 record, at a KV-cache depth the records do not "
+    # and names the run as the CLI does (fixes21c): the device, the id the POST answered, the stored date
+    stored = r.json()
+    expect(decode).to_have_text(re.compile(rf"^97\.5 tok/s measured \(1 record on rtx-3090: id {stored['id']}, latest "
+                                           rf"\d{{4}}-\d{{2}}-\d{{2}}, at a KV-cache depth the records do not "
                                            rf"state; predicted {re.escape(predicted)} at 8,192\)$"))
     expect(prefill).to_have_text(re.compile(r"^[\d,.]+ tok/s predicted$"))
     shot(page, "desktop-measured-speed")
