@@ -113,7 +113,7 @@ def test_the_yarn_rule_turns_at_0_30_0(monkeypatch, release, derived):
     """The sdists 0.26.0 – 0.32.0 read (measurements/vllm_rocm/max_len.txt): 0.29.0 :2445-2469 still resets yarn to
     original × factor, 0.30.0 :2461-2492 excludes the yarn kinds. Qwen3-8B with its card's YaRN, planned at each
     release through `vllm==X` at --ctx 65,536: within 131,072 at 0.29.0, past 40,960 (refused) at 0.30.0."""
-    monkeypatch.setattr(context_limit, "_rope_scaling", lambda model: QWEN3_YARN)
+    monkeypatch.setattr(context_limit, "catalog_rope_scaling", lambda model: QWEN3_YARN)
     assert vllm_derived_max_model_len(catalog.lookup("qwen3-8b"), release) == derived
     version = ".".join(map(str, release))
     plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime=f"vllm=={version}", ctx=65536,
@@ -127,7 +127,7 @@ def test_the_yarn_rule_turns_at_0_30_0(monkeypatch, release, derived):
 
 
 def test_vllm_derives_a_yarn_length_by_release(monkeypatch):
-    monkeypatch.setattr(context_limit, "_rope_scaling", lambda model: QWEN3_YARN)
+    monkeypatch.setattr(context_limit, "catalog_rope_scaling", lambda model: QWEN3_YARN)
     model = catalog.lookup("qwen3-8b")
     assert vllm_derived_max_model_len(model, (0, 25, 0)) == 131072
     assert vllm_derived_max_model_len(model, (0, 33, 0)) == 40960
@@ -141,11 +141,11 @@ def test_the_yarn_stretch_the_refusal_offers_is_accepted_by_that_release(monkeyp
     """Apply the printed --hf-overrides to config.json (hf_overrides sets its keys on the config) and ask the same
     release again: 65,536 within 40,960 × 2 = 81,920 must now be accepted."""
     model = catalog.lookup("qwen3-8b")
-    monkeypatch.setattr(context_limit, "_rope_scaling", lambda m: {})
+    monkeypatch.setattr(context_limit, "catalog_rope_scaling", lambda m: {})
     words = vllm_context_refusal(model, 65536, release) or ""
     override = json.loads(re.search(r"--hf-overrides '([^']*)'", words).group(1))
     assert override["rope_scaling"] == {"rope_type": "yarn", "factor": 2, "original_max_position_embeddings": 40960}
     stretched = dataclasses.replace(model, max_position_embeddings=override.get("max_position_embeddings", 40960))
-    monkeypatch.setattr(context_limit, "_rope_scaling", lambda m: override["rope_scaling"])
+    monkeypatch.setattr(context_limit, "catalog_rope_scaling", lambda m: override["rope_scaling"])
     assert vllm_derived_max_model_len(stretched, release) == 81920
     assert vllm_context_refusal(stretched, 65536, release) is None

@@ -38,9 +38,9 @@ the refusal names the variable that lifts it.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..model.spec import ModelSpec
+from .published import catalog_rope_scaling, rope_type, yarn_stretch
 from .versions import VLLM_READ, release3
 
 # the first vLLM release whose derived length leaves a YaRN rope's max_position_embeddings unmultiplied (0.30.0
@@ -48,22 +48,6 @@ from .versions import VLLM_READ, release3
 YARN_KEPT_FROM = (0, 30, 0)
 _VLLM_UNSCALED = ("su", "longrope", "llama3")
 _VLLM_YARN_KINDS = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
-
-
-def _rope_scaling(model: ModelSpec) -> dict[str, Any]:
-    from ..model.catalog import find_entry
-    from .published import catalog_alias
-
-    alias = catalog_alias(model)
-    entry = find_entry(alias) if alias else None
-    rope = ((entry or {}).get("config") or {}).get("rope_scaling")
-    return rope if isinstance(rope, dict) else {}
-
-
-def _rope_type(rope: dict[str, Any]) -> str | None:
-    # transformers' patch: the legacy "type" key is rope_type (vLLM: "no need to consider 'type'")
-    kind = rope.get("rope_type") or rope.get("type")
-    return str(kind) if kind else None
 
 
 def _yarn_kept(release: tuple[int, ...] | None) -> bool:
@@ -77,8 +61,8 @@ def vllm_derived_max_model_len(model: ModelSpec, release: tuple[int, ...] | None
     derived: float | None = model.max_position_embeddings
     if not derived:
         return None
-    rope = _rope_scaling(model)
-    kind = _rope_type(rope)
+    rope = catalog_rope_scaling(model)
+    kind = rope_type(rope)
     if not kind or "gemma3" in model.family:
         return int(derived)
     if _yarn_kept(release):
@@ -95,21 +79,19 @@ def sglang_derived_context_length(model: ModelSpec) -> int | None:
     """SGLang's derived context_length (module docstring); None where config.json states no length."""
     if not model.max_position_embeddings:
         return None
-    rope = _rope_scaling(model)
+    rope = catalog_rope_scaling(model)
     factor = float(rope.get("factor") or 1) if rope else 1.0
-    if "original_max_position_embeddings" in rope or _rope_type(rope) == "llama3":
+    if "original_max_position_embeddings" in rope or rope_type(rope) == "llama3":
         factor = 1.0
     return int(factor * model.max_position_embeddings)
 
 
 def _yarn_way(model: ModelSpec, ctx: int, flag: str, set_length: bool = False) -> str:
-    """The override that stretches positions far enough (the same YaRN runtimes/published.py's warning gives);
-    ``set_length``: max_position_embeddings raised to ctx too (vLLM from YARN_KEPT_FROM, which derives a YaRN
-    model's length from max_position_embeddings alone)."""
+    """The override that stretches positions far enough (yarn_stretch); ``set_length``: max_position_embeddings
+    raised to ctx too (vLLM from YARN_KEPT_FROM, which derives a YaRN model's length from max_position_embeddings
+    alone)."""
     trained = model.max_position_embeddings or ctx
-    factor = -(-ctx // trained)
-    override: dict[str, Any] = {"rope_scaling": {"rope_type": "yarn", "factor": factor,
-                                                 "original_max_position_embeddings": trained}}
+    factor, override = yarn_stretch(ctx, trained)
     if set_length:
         override["max_position_embeddings"] = trained * factor
     return f"{flag} '{json.dumps(override)}' (YaRN ×{factor}: {trained:,} × {factor} = {trained * factor:,} tokens)"
@@ -119,10 +101,10 @@ def _default_note(model: ModelSpec, derived: int | None, flag: str, engine: str)
     trained = model.max_position_embeddings
     if not derived or not trained or derived == trained:
         return None
-    rope = _rope_scaling(model)
+    rope = catalog_rope_scaling(model)
     return (f"{flag} {trained:,} set explicitly: the model's own context (max_position_embeddings); {engine} "
             f"without it would start at {derived:,}, its length derived from config.json's rope_scaling "
-            f"({_rope_type(rope)}, factor {rope.get('factor')}), {derived / trained:g}× the positions the config "
+            f"({rope_type(rope)}, factor {rope.get('factor')}), {derived / trained:g}× the positions the config "
             f"states")
 
 

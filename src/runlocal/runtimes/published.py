@@ -404,6 +404,29 @@ __all__ = ["catalog_alias", "default_quant", "gguf_quant", "kernel_check", "libr
            "serve_args", "serve_path"]
 
 
+def catalog_rope_scaling(model: ModelSpec) -> dict[str, Any]:
+    """config.json's rope_scaling as the catalog entry records it; {} for a model outside the catalog."""
+    from ..model.catalog import find_entry
+
+    alias = catalog_alias(model)
+    entry = find_entry(alias) if alias else None
+    rope = ((entry or {}).get("config") or {}).get("rope_scaling")
+    return rope if isinstance(rope, dict) else {}
+
+
+def rope_type(rope: dict[str, Any]) -> str | None:
+    # transformers' patch: the legacy "type" key is rope_type (vLLM: "no need to consider 'type'")
+    kind = rope.get("rope_type") or rope.get("type")
+    return str(kind) if kind else None
+
+
+def yarn_stretch(ctx: int, trained: int) -> tuple[int, dict[str, Any]]:
+    """The whole YaRN factor that stretches ``trained`` positions to at least ``ctx``, and config.json's override
+    for it (the beyond-the-trained-context warning below, and runtimes/context_limit.py's refusals)."""
+    factor = -(-ctx // trained)
+    return factor, {"rope_scaling": {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": trained}}
+
+
 def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | None:
     """A warning when ``ctx`` passes the context the model was trained for, naming the RoPE scaling it needs
     and how this runtime takes it (llama.cpp common/arg.cpp --rope-scaling/--rope-scale/--yarn-orig-ctx; vLLM
@@ -411,17 +434,13 @@ def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | No
     trained = model.max_position_embeddings
     if not trained or ctx <= trained:
         return None
-    factor = -(-ctx // trained)
+    factor, stretch = yarn_stretch(ctx, trained)
     have = ""
-    from ..model.catalog import find_entry
-
-    entry = find_entry(catalog_alias(model) or "") if catalog_alias(model) else None
-    rope = ((entry or {}).get("config") or {}).get("rope_scaling") or {}
-    kind = rope.get("rope_type") or rope.get("type")
+    rope = catalog_rope_scaling(model)
+    kind = rope_type(rope)
     if kind and rope.get("factor"):
         have = f" (itself {kind} RoPE scaling ×{rope['factor']:g} of {rope.get('original_max_position_embeddings', '?')})"
-    override = json.dumps({"rope_scaling": {"rope_type": "yarn", "factor": factor,
-                                            "original_max_position_embeddings": trained}})
+    override = json.dumps(stretch)
     how = {"llama.cpp": f"llama-server --rope-scaling yarn --rope-scale {factor} --yarn-orig-ctx {trained}",
            "ollama": "Ollama has no RoPE-scaling option: use llama.cpp, or stay within the trained context",
            "vllm": f"vllm serve … --hf-overrides '{override}'",
