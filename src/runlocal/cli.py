@@ -149,7 +149,8 @@ def hardware(
                                              "'strix halo' (none: the whole catalog)"),
     min_memory: str | None = typer.Option(None, "--min-memory", help="at least this much memory as marketed, e.g. "
                                           "24G (a unified-memory system's whole RAM)"),
-    kind: str | None = typer.Option(None, "--kind", help="gpu | apple | unified | cpu"),
+    kind: str | None = typer.Option(None, "--kind", help="gpu (desktop) | laptop | apple | unified | cpu, as "
+                                    "best --form and the site's /hardware page"),
     vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple | generic (CPU RAM)"),
     as_json: bool = typer.Option(False, "--json", help="the records GET /api/v1/hardware answers"),
 ) -> None:

@@ -10,7 +10,8 @@ import typer
 
 from .units import format_bytes
 
-KIND_LABEL = {"gpu": "GPU", "apple": "Apple", "unified": "unified", "cpu": "CPU RAM"}
+# shopping.FORM_FACTORS, as the table names them
+KIND_LABEL = {"gpu": "GPU", "laptop": "laptop", "apple": "Apple", "unified": "unified", "cpu": "CPU RAM"}
 
 
 def run_hardware(words: list[str] | None, min_memory: str | None, kind: str | None, vendor: str | None,
@@ -49,7 +50,9 @@ DETAILED = 3        # this many devices or fewer: each in full (every name it an
 
 
 def render_hardware(rows: list[dict[str, Any]]) -> str:
-    from .render.choose_text import _wrapped
+    import textwrap
+
+    from rich.console import Console
 
     table = len(rows) > DETAILED
     out = _rows_table(rows) if table else _details(rows)
@@ -68,7 +71,13 @@ def render_hardware(rows: list[dict[str, Any]]) -> str:
     if table:
         out.append("--json, or a query naming 3 devices or fewer, gives every name a device answers to and each "
                    "price's page.")
-    return _wrapped(out)
+    width = Console().width
+    wrapped: list[str] = []
+    for line in out:      # a page's address is never cut: it stays whole on its line, to be copied
+        indent = " " * (16 if line.startswith("  ") else 2)
+        wrapped += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                                 break_on_hyphens=False, drop_whitespace=True) if len(line) > width else [line]
+    return "\n".join(wrapped)
 
 
 def _price(r: dict[str, Any], short: bool = False) -> str:
@@ -107,7 +116,7 @@ def _rows_table(rows: list[dict[str, Any]]) -> list[str]:
     width = Console().width
     named = width >= NAME_COLUMN_FROM
     headers = ["id", *(["name"] if named else []), "kind", "memory", "GB/s", "price", "rent/GPU-h"]
-    cells = [[r["id"], *([r["name"]] if named else []), KIND_LABEL.get(r["kind"], r["kind"]), _memory(r, short=True),
+    cells = [[r["id"], *([r["name"]] if named else []), KIND_LABEL[r["form_factor"]], _memory(r, short=True),
               f"{r['bandwidth_gbs']:,.0f}", _price(r, short=True), _rent(r)] for r in rows]
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="")
     for i, h in enumerate(headers):
@@ -128,11 +137,12 @@ def _details(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         out += [f"{r['name']}  [{r['id']}]",
                 f"  also called:  {', '.join(r['aliases']) or '—'}",
-                f"  kind:         {KIND_LABEL.get(r['kind'], r['kind'])}, {r['vendor']}",
+                f"  kind:         {KIND_LABEL[r['form_factor']]}, {r['vendor']}",
                 f"  memory:       {_memory(r)}" + (f", {r['memory_type']}" if r.get("memory_type") else ""),
                 f"  bandwidth:    {r['bandwidth_gbs']:,.0f} GB/s",
-                "  price:        " + (f"{_price(r)}  {r['price_source'] or ''}" if r["price_usd"] is not None else "—")
-                + (f" — {r['price_note']}" if r.get("price_note") else ""),
+                "  price:        " + (f"{_price(r)}  {r['price_source'] or ''}"
+                                      + (f" — {r['price_note']}" if r.get("price_note") else "")
+                                      if r["price_usd"] is not None else r.get("price_note") or "—"),
                 "  rent:         " + (f"${r['rent_usd_per_gpu_hour']:.2f}/GPU-h ({r['rent_price_date']}), "
                                        f"{r['rent_provider']}  {r['rent_url']}"
                                        + (f" (read via {r['rent_via']})" if r.get("rent_via") else "")

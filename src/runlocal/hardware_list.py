@@ -16,12 +16,11 @@ from typing import Any
 
 from .errors import InputError
 
-KINDS = ("gpu", "apple", "unified", "cpu")     # hardware/catalog.Device.kind
-
 
 def device_record(dev) -> dict[str, Any]:
     """One catalog device as every hardware door answers it."""
     from .choose import cloud_prices, device_price, rent_offers
+    from .shopping import form_factor
 
     price = device_price(dev)
     offers = rent_offers(dev.id, 1)
@@ -29,6 +28,7 @@ def device_record(dev) -> dict[str, Any]:
     via = cloud_prices().get("sources", {})
     return {
         **{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(dev).items()},    # as JSON carries them
+        "form_factor": form_factor(dev),      # what `kind` filters by: a laptop card is kind gpu, form laptop
         "gpu_usable_bytes": dev.gpu_usable_bytes,
         "price_usd": price.usd, "price_kind": price.kind, "price_source": price.source, "price_as_of": price.as_of,
         "price_note": price.note,
@@ -46,25 +46,28 @@ def device_record(dev) -> dict[str, Any]:
 def hardware_records(query: str | None = None, *, min_memory: str | int | None = None, kind: str | None = None,
                      vendor: str | None = None) -> list[dict[str, Any]]:
     """The catalog devices that every word of ``query`` names (catalog.search_devices: id, name or an alias), with at
-    least ``min_memory`` of memory as marketed (a size, "24G"; a unified-memory system's whole RAM), of ``kind`` and
-    ``vendor``; catalog order. Bad filter values raise InputError naming the field."""
+    least ``min_memory`` of memory as marketed (a size, "24G"; a unified-memory system's whole RAM), of ``kind`` (the
+    form factor the site's /hardware page and `best --form` filter by: gpu — a desktop card —, laptop, apple, unified,
+    cpu) and ``vendor``; catalog order. Bad filter values raise InputError naming the field."""
     from .hardware.catalog import load_devices, search_devices
+    from .shopping import FORM_FACTORS, form_factor
     from .units import parse_size
 
-    kind = _one_of("kind", kind, KINDS)
+    kind = _one_of("kind", kind, tuple(FORM_FACTORS))
     vendor = _one_of("vendor", vendor, tuple(dict.fromkeys(d.vendor for d in load_devices())))
     floor = parse_size(min_memory, field="min-memory") if min_memory is not None else None
     return [device_record(d) for d in search_devices(query)
-            if (kind is None or d.kind == kind) and (vendor is None or d.vendor == vendor)
+            if (kind is None or form_factor(d) == kind) and (vendor is None or d.vendor == vendor)
             and (floor is None or d.memory_bytes >= floor)]
 
 
 def _one_of(field: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
+    """``value`` folded to one of ``allowed``, in shopping.shop_devices' words where it is not one."""
     if value is None:
         return None
     word = value.strip().lower()
     if word not in allowed:
-        raise InputError(f"{field}: '{value}' is not one of {' | '.join(allowed)}")
+        raise InputError(f"{field}: expected one of {', '.join(allowed)}, got '{value.strip()}'")
     return word
 
 

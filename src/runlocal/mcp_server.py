@@ -234,7 +234,7 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "query": (str | None, Field(None, description="words in the device id, name or an alias, e.g. '4090', "
                                                           "'m3 max', 'strix halo'")),
             "min_memory": (str | None, Field(None, description="at least this much memory as marketed, e.g. '24G'")),
-            "kind": (str | None, Field(None, description="gpu | apple | unified | cpu")),
+            "kind": (str | None, Field(None, description="gpu (desktop) | laptop | apple | unified | cpu")),
             "vendor": (str | None, Field(None, description="nvidia | amd | intel | apple | generic"))}, ""),
         "system": _model("SystemArgs", {}, ""),
         "errors": _model("ErrorsArgs", {

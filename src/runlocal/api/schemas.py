@@ -380,6 +380,7 @@ class DeviceDoc(_Open):
     bandwidth_gbs: float | None = None
     source: Any = None
     aliases: list[str] = []
+    form_factor: str | None = None          # shopping.FORM_FACTORS: what the `kind` filter reads (a laptop card: laptop)
     gpu_usable_bytes: int | None = None     # a unified-memory system's default GPU share of its RAM; else memory_bytes
     price_usd: float | None = None          # the launch price (choose.device_price), with when it was set and its page
     price_as_of: str | None = None
