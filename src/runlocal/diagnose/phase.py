@@ -26,7 +26,9 @@ an executing program, a replica's execution, an inference call failing, a progra
 accelerate's ``prepare_model``; round 29's, diagnose25: a web UI's run button clicked, an image the user tried to make,
 a request said to be received, the models said to load fine; round 30's, diagnose26: a cuDNN call, a workflow said
 to be executing; round 31's, diagnose27: XLA's compiled program executing, a pipeline's call on one input; and, as
-numbers, one XLA array refused larger than any model's largest weight array, cuda_oom.MAX_WEIGHT_ARRAY).
+numbers, one XLA array refused larger than any model's largest weight array, cuda_oom.MAX_WEIGHT_ARRAY; session 22's
+diagnose22: loaders and start-up steps in their own words and frames — exllamav2's autosplit, nn.Module._apply,
+TurboMind's weights, MLC's chat module, TensorRT's tactics, TGI's warm-up).
 A batch size said in prose is no evidence: the
 threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
