@@ -1,0 +1,116 @@
+"""Fixes for a GPU allocation that failed under Vulkan or on an AMD APU, by the driver and the memory pool the log names
+(review22 finding 4: a Mesa RADV refusal on a Strix Halo was answered as a CUDA out-of-memory with vLLM and nvidia-smi
+commands; finding 11: diagnose and check worded the raise of an APU's GPU memory differently).
+
+What the log says, as extract.py reads it:
+
+- ``vk_driver``: Mesa RADV's own block ("radv/amdgpu: Failed to allocate a buffer:", radv_amdgpu_bo.c), ggml_vulkan's
+  device line "ggml_vulkan: 0 = NAME (DRIVER) | uma: U" (VkPhysicalDeviceDriverProperties::driverName: "radv", "AMD
+  open-source driver", "Intel open-source Mesa driver", "NVIDIA", "MoltenVK", "NVK"), or Mesa's vk_error line naming the
+  driver's source directory (src/intel/vulkan = ANV, src/nouveau/vulkan = NVK).
+- ``vk_domains``: the amdgpu pool RADV asked (radv_radeon_winsys.h: RADEON_DOMAIN_GTT = 2, RADEON_DOMAIN_VRAM = 4).
+  GTT is system RAM the GPU maps; amdgpu's GTT size defaults to TTM's limit (module parameter gttsize: "-1 (Use value
+  specified by TTM). This parameter is deprecated", docs.kernel.org/gpu/amdgpu/module-parameters.html), which is half of
+  RAM unless the ttm module's pages_limit raises it (hardware/unified_memory.py cites the kernel and AMD's amd-ttm tool).
+- ``vk_uma``: ggml_vulkan's "uma: 1", the GPU drawing on system RAM (an APU).
+
+The raise is worded once, from hardware/unified_memory.py's share and page size, the figures `runlocal check` raises an
+AMD APU's share with (fixes.py _unified_share): where the RAM is unknown (a log rarely states it) the pages are computed
+on the machine from /proc/meminfo's MemTotal (kB), × the share × 1024 ÷ the page size.
+
+Pure computation over the figures.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any
+
+from ..hardware.unified_memory import AMD_RAISED_SHARE, TTM_PAGE_BYTES
+
+GTT, VRAM = 2, 4   # radv_radeon_winsys.h enum radeon_bo_domain
+# an AMD driver by ggml_vulkan's driverName or RADV's own lines (AMDVLK prints "AMD open-source driver", AMD's Windows
+# driver "AMD proprietary driver")
+_AMD_DRIVER = re.compile(r"^radv$|\bamd\b", re.I)
+# an AMD APU named on ggml_vulkan's device line or by the writer: Strix Halo's Radeon 8060S / 8050S, Strix Point's
+# 890M / 880M, Phoenix's 780M / 760M, their gfx targets, RADV's "GFX1150" names, or AMD's bare "Radeon Graphics"
+_AMD_APU = re.compile(r"\b(?:radeon )?8[06]50s\b|\b(?:890|880|780|760|740|680|660)m\b|\bgfx11(?:03|50|51|52)\b"
+                      r"|strix halo|ryzen ai max|\bamd radeon graphics\b|^radeon graphics\b", re.I)
+_SHARE = Fraction(AMD_RAISED_SHARE).limit_denominator(100) * 1024 / TTM_PAGE_BYTES   # kB of MemTotal → pages
+TTM_RAISE_COMMAND = (f"echo \"options ttm pages_limit=$(( $(awk '/MemTotal/ {{print $2}}' /proc/meminfo) * "
+                     f"{_SHARE.numerator} / {_SHARE.denominator} ))\" | sudo tee /etc/modprobe.d/ttm.conf   "
+                     f"# {AMD_RAISED_SHARE:.0%} of RAM in {TTM_PAGE_BYTES // 1024} KiB pages; reboot")
+RAISE_TITLE = ("Raise the GPU's share of RAM to {share} (Linux: ttm pages_limit; or the BIOS / Variable Graphics "
+               "Memory setting)")
+AMD_POOLS_COMMAND = "grep . /sys/class/drm/card*/device/mem_info_{vram,gtt}_{total,used}"
+# VK_EXT_memory_budget, as vulkaninfo prints each heap: "size = …, budget = …, usage = …" (any vendor's driver)
+VULKAN_HEAPS_COMMAND = 'vulkaninfo | grep -A3 "memoryHeaps\\["   # each heap: size, budget (what may be used), usage'
+
+
+def driver(ex: dict[str, Any]) -> str | None:
+    """The Vulkan driver the log names, or None (no Vulkan driver named)."""
+    return str(ex["vk_driver"]) if ex.get("vk_driver") else None
+
+
+def on_vulkan(ex: dict[str, Any]) -> bool:
+    """Whether the failed allocation was a Vulkan one: a driver named, ggml_vulkan's failed size, or a Vulkan buffer."""
+    return bool(ex.get("vk_driver") or ex.get("vk_failed_allocation_bytes")
+                or str(ex.get("device") or "").lower().startswith("vulkan"))
+
+
+def vendor(ex: dict[str, Any]) -> str | None:
+    """'amd', 'intel', 'nvidia' (its own driver: nvidia-smi applies), 'nvk' (NVIDIA's card under Mesa: no nvidia-smi),
+    'apple' (MoltenVK), or None when the log does not say."""
+    name = (driver(ex) or "").lower()
+    if not name:
+        return "amd" if _AMD_APU.search(str(ex.get("vk_device_name") or "")) else None
+    if _AMD_DRIVER.search(name):
+        return "amd"
+    return next((v for k, v in (("nvk", "nvk"), ("nvidia", "nvidia"), ("moltenvk", "apple"), ("anv", "intel"),
+                                ("intel", "intel")) if k in name), None)
+
+
+def unified(ex: dict[str, Any]) -> bool:
+    """Whether the log says the GPU draws on system RAM: ggml_vulkan's "uma: 1", or an AMD APU by name."""
+    return bool(ex.get("vk_uma")) or bool(_AMD_APU.search(str(ex.get("vk_device_name") or ex.get("gpu_name") or "")))
+
+
+def raise_share_fix(effect: str) -> dict[str, str]:
+    """The raise of an AMD APU's GPU share, worded as `runlocal check` words it (fixes.py _unified_share)."""
+    return {"title": RAISE_TITLE.format(share=f"{AMD_RAISED_SHARE:.0%} of RAM"), "command": TTM_RAISE_COMMAND,
+            "effect": effect}
+
+
+def share_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """An AMD Vulkan allocation from GTT, or on an APU: the GTT limit is what ran out, and raising it is the fix."""
+    if vendor(ex) != "amd" or not (ex.get("vk_domains") == GTT or unified(ex)):
+        return []
+    size = ex.get("vk_failed_allocation_bytes")
+    asked = f"a {int(size) / 2**30:.2f} GiB buffer" if size else "a buffer"
+    pool = ("from GTT (domains 2: system RAM the GPU maps)" if ex.get("vk_domains") == GTT
+            else "on a GPU that draws on system RAM (uma: 1)")
+    return [raise_share_fix(
+        f"the driver was refused {asked} {pool}; Linux caps GTT at half of RAM by default (TTM), on an APU the GPU's "
+        f"whole memory; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at, leaving the OS a "
+        "quarter (hardware/unified_memory.py); amdgpu.gttsize only defers to TTM and is deprecated")]
+
+
+def memory_check(ex: dict[str, Any]) -> str | None:
+    """The command that shows the failed allocation's GPU memory, for a Vulkan failure whose vendor is not NVIDIA's
+    own driver (where nvidia-smi is right), or None to keep the knowledge base's."""
+    if not on_vulkan(ex):
+        return None
+    v = vendor(ex)
+    if v == "nvidia":
+        return None
+    return AMD_POOLS_COMMAND if v == "amd" else VULKAN_HEAPS_COMMAND
+
+
+def vendor_tools(fixes: list[dict[str, str]], ex: dict[str, Any]) -> list[dict[str, str]]:
+    """``fixes`` with nvidia-smi, which sees no AMD, Intel or Apple GPU nor one under Mesa's NVK, replaced by the
+    command that shows a Vulkan failure's memory on that vendor's GPU."""
+    check = memory_check(ex)
+    if check is None:
+        return fixes
+    return [dict(f, command=check) if f["command"].lstrip().startswith("nvidia-smi") else f for f in fixes]
