@@ -47,13 +47,14 @@ main: error: unable to load model
 # ggml-org/llama.cpp#14698, a comment (Radeon 890M / HX 370, an APU: "uma: 1"; skipped by collect48 as the Vulkan
 # allocation-limit message): ggml_vulkan's per-allocation cap, refused before the driver is asked — not the device's
 # memory, so no raise of the GPU's share
-RADEON_890M_CAP = """ggml_vulkan: 0 = AMD Radeon Graphics (RADV GFX1150) (radv) | uma: 1 | fp16: 1 | warp size: 64 | shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
+RADEON_890M_CAP = ("ggml_vulkan: 0 = AMD Radeon Graphics (RADV GFX1150) (radv) | uma: 1 | fp16: 1 | warp size: 64 | "
+                   "shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat\n" + """\
 load_tensors: loading model tensors, this can take a while... (mmap = true)
 ggml_vulkan: Device memory allocation of size 4697620480 failed.
 ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory
 alloc_tensor_range: failed to allocate Vulkan0 buffer of size 4697620480
 llama_model_load: error loading model: unable to allocate Vulkan0 buffer
-"""
+""")
 
 _NVIDIA_ONLY = re.compile(r"nvidia-smi|CUDA_VISIBLE_DEVICES|vllm serve|TrainingArguments|from_pretrained")
 

@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 from ..units import GiB
-from . import (device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget,
-               vulkan_backend)
+from . import device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 from .offline_model import resolvable_offline
+from .vulkan_backend import share_fixes, vendor_tools
 
 
 def _b(n: Any) -> str:
@@ -682,7 +682,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if cap:  # one buffer over a driver's per-allocation cap: free memory and the planner's budget do not apply
         return cap
     if category == "llamacpp_alloc_fail":   # an AMD GPU's GTT share first, where that pool ran out (vulkan_backend)
-        fixes += vulkan_backend.share_fixes(extracted) + llamacpp_context_fixes(extracted, runtime)
+        fixes += share_fixes(extracted) + llamacpp_context_fixes(extracted, runtime)
         fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
         fixes += layer_fixes.weights_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted)[:2])
         fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
@@ -753,7 +753,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
         if first or runtime:  # a detected runtime that is a guess is said even when every fix is for any runtime
             doc["runtime_note"] = runtime_note.note(runtime, first)
     in_release = (_in_release_syntax(f, extracted, runtime)   # nvidia-smi only where the GPU is NVIDIA's
-                  for f in vulkan_backend.vendor_tools(computed + kb_fixes, extracted))
+                  for f in vendor_tools(computed + kb_fixes, extracted))
     doc["fixes"] = [ollama_fixes.service_caveat(f) for f in in_release if f is not None]
     return doc
 
