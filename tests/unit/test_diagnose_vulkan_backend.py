@@ -176,3 +176,15 @@ def test_diagnose_and_check_word_the_apu_raise_alike() -> None:
     raised = raised_gpu_share(halo, halo.gpu_usable_bytes)
     assert raised is not None
     assert _pages_on(vulkan_backend.TTM_RAISE_COMMAND, halo.memory_bytes // 1024) == raised // TTM_PAGE_BYTES
+
+
+@pytest.mark.parametrize("gfx, apu", [("gfx1151", True), ("gfx1100", False)])
+def test_a_rocm_failure_on_an_apu_raises_its_share_first(gfx: str, apu: bool) -> None:
+    """ggml's ROCm device line names the gfx target: gfx1151 is Strix Halo's (devices.json gfx_target), gfx1100 a
+    discrete RX 7900's. The failing line is antirez/ds4#475's wording (review22 E7)."""
+    text = (f"ggml_cuda_init: found 1 ROCm devices:\n  Device 0: AMD Radeon Graphics, {gfx} (0x1151), VMM: no\n"
+            "ROCm model arena alloc failed for layer 12 (1792.00 MiB chunk): out of memory\n")
+    doc, commands = _answer(text)
+    assert doc["category"] == "rocm_oom"
+    assert ("ttm pages_limit" in commands[0]) is apu
+    assert sum("pages_limit" in c for c in commands) == 1        # the knowledge base's own APU fix, once

@@ -603,11 +603,13 @@ def _model_buffer(m, ex):
 
 
 # GPU and model names
-@_rule(("compute capability", ", gfx"), r"Device (\d+): ([^,]+), (?:compute capability (\d+\.\d+)|gfx)")
+@_rule(("compute capability", ", gfx"), r"Device (\d+): ([^,]+), (?:compute capability (\d+\.\d+)|gfx(\w+))")
 def _ggml_device(m, ex):
     ex.set("gpu_name", m.group(2).strip())
     if m.group(3):
         ex.set("compute_capability", m.group(3))
+    if m.group(4):   # a ROCm build's device line names the gfx target (an APU's: diagnose/vulkan_backend.py)
+        ex.set("gfx_target", "gfx" + m.group(4).lower())
 
 
 # llama.cpp's llama_model_load_from_file_impl: "using device %s (%s) - %zu MiB free"; newer builds print the

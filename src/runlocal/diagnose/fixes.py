@@ -689,6 +689,8 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
+    if category == "rocm_oom":   # on a GPU the log names as an APU, the raise of its share of RAM first
+        fixes += share_fixes(extracted, category)
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
     # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)

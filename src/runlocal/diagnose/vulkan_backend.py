@@ -33,10 +33,11 @@ GTT, VRAM = 2, 4   # radv_radeon_winsys.h enum radeon_bo_domain
 # an AMD driver by ggml_vulkan's driverName or RADV's own lines (AMDVLK prints "AMD open-source driver", AMD's Windows
 # driver "AMD proprietary driver")
 _AMD_DRIVER = re.compile(r"^radv$|\bamd\b", re.I)
-# an AMD APU named on ggml_vulkan's device line or by the writer: Strix Halo's Radeon 8060S / 8050S, Strix Point's
-# 890M / 880M, Phoenix's 780M / 760M, their gfx targets, RADV's "GFX1150" names, or AMD's bare "Radeon Graphics"
+# an AMD APU named on ggml's device lines: Strix Halo's Radeon 8060S / 8050S, Strix Point's 890M / 880M, Phoenix's
+# 780M / 760M, their gfx targets (gfx1151, gfx1150, gfx1103; RADV's "GFX1150"). AMD's bare "Radeon Graphics" names
+# iGPUs too, but ROCm has printed it for new discrete cards: it counts only with one of these or ggml_vulkan's uma: 1
 _AMD_APU = re.compile(r"\b(?:radeon )?8[06]50s\b|\b(?:890|880|780|760|740|680|660)m\b|\bgfx11(?:03|50|51|52)\b"
-                      r"|strix halo|ryzen ai max|\bamd radeon graphics\b|^radeon graphics\b", re.I)
+                      r"|strix halo|ryzen ai max", re.I)
 _SHARE = Fraction(AMD_RAISED_SHARE).limit_denominator(100) * 1024 / TTM_PAGE_BYTES   # kB of MemTotal → pages
 TTM_RAISE_COMMAND = (f"echo \"options ttm pages_limit=$(( $(awk '/MemTotal/ {{print $2}}' /proc/meminfo) * "
                      f"{_SHARE.numerator} / {_SHARE.denominator} ))\" | sudo tee /etc/modprobe.d/ttm.conf   "
@@ -73,7 +74,8 @@ def vendor(ex: dict[str, Any]) -> str | None:
 
 def unified(ex: dict[str, Any]) -> bool:
     """Whether the log says the GPU draws on system RAM: ggml_vulkan's "uma: 1", or an AMD APU by name."""
-    return bool(ex.get("vk_uma")) or bool(_AMD_APU.search(str(ex.get("vk_device_name") or ex.get("gpu_name") or "")))
+    named = " ".join(str(ex.get(k) or "") for k in ("vk_device_name", "gpu_name", "gfx_target"))
+    return bool(ex.get("vk_uma")) or bool(_AMD_APU.search(named))
 
 
 def raise_share_fix(effect: str) -> dict[str, str]:
@@ -82,9 +84,15 @@ def raise_share_fix(effect: str) -> dict[str, str]:
             "effect": effect}
 
 
-def share_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
-    """An AMD Vulkan allocation from GTT, or on an APU: the GTT limit is what ran out, and raising it is the fix."""
-    if vendor(ex) != "amd" or not (ex.get("vk_domains") == GTT or unified(ex)):
+def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> list[dict[str, str]]:
+    """An AMD Vulkan allocation from GTT, or on an APU: the GTT limit is what ran out, and raising it is the fix. A ROCm
+    failure (``category`` rocm_oom) on a GPU the log names as an APU gets the same raise, first."""
+    if category == "rocm_oom" and unified(ex):
+        return [raise_share_fix(
+            f"the log names an APU ({ex.get('gpu_name') or ex.get('vk_device_name')}): its GPU memory is a share of "
+            "the RAM — GTT, half of RAM by default on Linux (TTM), or the BIOS carve-out; "
+            f"{AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at")]
+    if category != "llamacpp_alloc_fail" or vendor(ex) != "amd" or not (ex.get("vk_domains") == GTT or unified(ex)):
         return []
     size = ex.get("vk_failed_allocation_bytes")
     asked = f"a {int(size) / 2**30:.2f} GiB buffer" if size else "a buffer"
