@@ -100,8 +100,8 @@ def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> li
             else "on a GPU that draws on system RAM (uma: 1)")
     return [raise_share_fix(
         f"the driver was refused {asked} {pool}; Linux caps GTT at half of RAM by default (TTM), on an APU the GPU's "
-        f"whole memory; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at, leaving the OS a "
-        "quarter (hardware/unified_memory.py); amdgpu.gttsize only defers to TTM and is deprecated")]
+        f"whole memory; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at, leaving the OS "
+        f"{1 - AMD_RAISED_SHARE:.0%} (hardware/unified_memory.py); amdgpu.gttsize only defers to TTM and is deprecated")]
 
 
 def memory_check(ex: dict[str, Any]) -> str | None:
