@@ -188,3 +188,15 @@ def test_a_rocm_failure_on_an_apu_raises_its_share_first(gfx: str, apu: bool) ->
     assert doc["category"] == "rocm_oom"
     assert ("ttm pages_limit" in commands[0]) is apu
     assert sum("pages_limit" in c for c in commands) == 1        # the knowledge base's own APU fix, once
+
+
+def test_a_strix_halo_on_windows_gets_the_variable_graphics_memory_setting() -> None:
+    """ggml-org/llama.cpp#13250 (Ryzen AI Max 395, Windows 11, llama-b5255 Vulkan): its device line and its title's
+    failing line, verbatim. AMD's Windows driver has no ttm module: the share is Variable Graphics Memory."""
+    text = ("ggml_vulkan: 0 = AMD Radeon(TM) 8060S Graphics (AMD proprietary driver) | uma: 1 | fp16: 1 | warp size: 64 "
+            "| shared memory: 32768 | int dot: 1 | matrix cores: KHR_coopmat\n"
+            "failed to allocate Vulkan0 buffer of size 4342230552\n")
+    doc, commands = _answer(text)
+    assert doc["category"] == "llamacpp_alloc_fail"
+    assert "Variable Graphics Memory" in commands[0] and "ttm" not in commands[0]
+    assert not any(_NVIDIA_ONLY.search(c) for c in commands), commands

@@ -78,10 +78,20 @@ def unified(ex: dict[str, Any]) -> bool:
     return bool(ex.get("vk_uma")) or bool(_AMD_APU.search(named))
 
 
-def raise_share_fix(effect: str) -> dict[str, str]:
-    """The raise of an AMD APU's GPU share, worded as `runlocal check` words it (fixes.py _unified_share)."""
-    return {"title": RAISE_TITLE.format(share=f"{AMD_RAISED_SHARE:.0%} of RAM"), "command": TTM_RAISE_COMMAND,
-            "effect": effect}
+# AMD's Windows driver names itself "AMD proprietary driver" on ggml_vulkan's line: there no ttm module exists, and the
+# share is AMD's Variable Graphics Memory, set in the Adrenalin app, up to 75 % of RAM, after a restart (AMD's
+# announcement for Ryzen AI 300, as reported; devices.json's Strix Halo note: up to 96 GB of 128 GB)
+WINDOWS_DRIVER = "amd proprietary driver"
+VGM_COMMAND = ("# Windows: AMD Software: Adrenalin Edition > Variable Graphics Memory (up to 75% of RAM as the GPU's), "
+               "then restart")
+
+
+def raise_share_fix(effect: str, ex: dict[str, Any] | None = None) -> dict[str, str]:
+    """The raise of an AMD APU's GPU share, worded as `runlocal check` words it (fixes.py _unified_share); on AMD's
+    Windows driver, its Variable Graphics Memory setting."""
+    windows = (driver(ex or {}) or "").lower() == WINDOWS_DRIVER
+    return {"title": RAISE_TITLE.format(share=f"{AMD_RAISED_SHARE:.0%} of RAM"),
+            "command": VGM_COMMAND if windows else TTM_RAISE_COMMAND, "effect": effect}
 
 
 def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> list[dict[str, str]]:
@@ -91,7 +101,7 @@ def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> li
         return [raise_share_fix(
             f"the log names an APU ({ex.get('gpu_name') or ex.get('vk_device_name')}): its GPU memory is a share of "
             "the RAM — GTT, half of RAM by default on Linux (TTM), or the BIOS carve-out; "
-            f"{AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at")]
+            f"{AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at", ex)]
     if category != "llamacpp_alloc_fail" or vendor(ex) != "amd" or not (ex.get("vk_domains") == GTT or unified(ex)):
         return []
     size = ex.get("vk_failed_allocation_bytes")
@@ -101,7 +111,8 @@ def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> li
     return [raise_share_fix(
         f"the driver was refused {asked} {pool}; Linux caps GTT at half of RAM by default (TTM), on an APU the GPU's "
         f"whole memory; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at, leaving the OS "
-        f"{1 - AMD_RAISED_SHARE:.0%} (hardware/unified_memory.py); amdgpu.gttsize only defers to TTM and is deprecated")]
+        f"{1 - AMD_RAISED_SHARE:.0%} (hardware/unified_memory.py); amdgpu.gttsize only defers to TTM and is deprecated",
+        ex)]
 
 
 def memory_check(ex: dict[str, Any]) -> str | None:
