@@ -199,4 +199,6 @@ def test_a_strix_halo_on_windows_gets_the_variable_graphics_memory_setting() -> 
     doc, commands = _answer(text)
     assert doc["category"] == "llamacpp_alloc_fail"
     assert "Variable Graphics Memory" in commands[0] and "ttm" not in commands[0]
+    assert "4.04 GiB" in doc["fixes"][0]["effect"]         # 4,342,230,552 B / 2^30 = 4.044
+    assert not any("/sys/class" in c for c in commands)     # Linux's sysfs: not on Windows
     assert not any(_NVIDIA_ONLY.search(c) for c in commands), commands

@@ -89,9 +89,8 @@ VGM_COMMAND = ("# Windows: AMD Software: Adrenalin Edition > Variable Graphics M
 def raise_share_fix(effect: str, ex: dict[str, Any] | None = None) -> dict[str, str]:
     """The raise of an AMD APU's GPU share, worded as `runlocal check` words it (fixes.py _unified_share); on AMD's
     Windows driver, its Variable Graphics Memory setting."""
-    windows = (driver(ex or {}) or "").lower() == WINDOWS_DRIVER
     return {"title": RAISE_TITLE.format(share=f"{AMD_RAISED_SHARE:.0%} of RAM"),
-            "command": VGM_COMMAND if windows else TTM_RAISE_COMMAND, "effect": effect}
+            "command": VGM_COMMAND if _windows(ex or {}) else TTM_RAISE_COMMAND, "effect": effect}
 
 
 def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> list[dict[str, str]]:
@@ -104,15 +103,20 @@ def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> li
             f"{AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at", ex)]
     if category != "llamacpp_alloc_fail" or vendor(ex) != "amd" or not (ex.get("vk_domains") == GTT or unified(ex)):
         return []
-    size = ex.get("vk_failed_allocation_bytes")
+    size = ex.get("vk_failed_allocation_bytes") or ex.get("requested_bytes")
     asked = f"a {int(size) / 2**30:.2f} GiB buffer" if size else "a buffer"
     pool = ("from GTT (domains 2: system RAM the GPU maps)" if ex.get("vk_domains") == GTT
             else "on a GPU that draws on system RAM (uma: 1)")
+    limit = ("on Windows the GPU's share of RAM is what Variable Graphics Memory sets" if _windows(ex) else
+             "Linux caps GTT at half of RAM by default (TTM), on an APU the GPU's whole memory; amdgpu.gttsize only "
+             "defers to TTM and is deprecated")
     return [raise_share_fix(
-        f"the driver was refused {asked} {pool}; Linux caps GTT at half of RAM by default (TTM), on an APU the GPU's "
-        f"whole memory; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at, leaving the OS "
-        f"{1 - AMD_RAISED_SHARE:.0%} (hardware/unified_memory.py); amdgpu.gttsize only defers to TTM and is deprecated",
-        ex)]
+        f"the driver was refused {asked} {pool}; {limit}; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans "
+        f"a raised APU at, leaving the OS {1 - AMD_RAISED_SHARE:.0%} (hardware/unified_memory.py)", ex)]
+
+
+def _windows(ex: dict[str, Any]) -> bool:
+    return (driver(ex) or "").lower() == WINDOWS_DRIVER
 
 
 def memory_check(ex: dict[str, Any]) -> str | None:
@@ -123,7 +127,7 @@ def memory_check(ex: dict[str, Any]) -> str | None:
     v = vendor(ex)
     if v == "nvidia":
         return None
-    return AMD_POOLS_COMMAND if v == "amd" else VULKAN_HEAPS_COMMAND
+    return AMD_POOLS_COMMAND if v == "amd" and not _windows(ex) else VULKAN_HEAPS_COMMAND   # sysfs: Linux's
 
 
 def vendor_tools(fixes: list[dict[str, str]], ex: dict[str, Any]) -> list[dict[str, str]]:
