@@ -14,7 +14,6 @@ from typing import Any
 from ..units import GiB
 from . import device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 from .offline_model import resolvable_offline
-from .unified_vllm import on_unified
 from .vulkan_backend import share_fixes, vendor_tools
 
 
@@ -747,7 +746,6 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
                     if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags, extracted)]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
-        doc["cause"], computed, kb_fixes = on_unified(doc["cause"], computed, kb_fixes, extracted)  # DGX Spark, Jetson
     kb_fixes = [j for j in (vllm_budget.judge_share(f, extracted) for f in kb_fixes) if j]  # vs a negative pool
     conf = str(extracted.get("torch_alloc_conf") or "").lower()
     if conf:  # a PyTorch allocator setting the log already made is no fix
