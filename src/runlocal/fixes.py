@@ -350,9 +350,14 @@ def _budget(f: _Fixer) -> None:
         if new is not None:
             value = new.option(name)
             before, after = f.allocate(s), f.allocate(new)
-            f.try_(f"{verb} {name} to {value}", new,
-                   f"{name} {current} → {value}: KV pool {_kv_words(before)} → {_kv_words(after)}, "
-                   + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"), 2)
+            # refused at start-up (a unified device's free memory below the share of its total: runtimes/vllm_unified.py),
+            # the pool it would have had never exists: the change is that it starts
+            pool = (f"it starts (at {current} the memory free is below that share of the total), KV pool "
+                    f"{_kv_words(after)}"
+                    if before.refusal and before.refusal.startswith("Free memory on device") else
+                    f"KV pool {_kv_words(before)} → {_kv_words(after)}, "
+                    + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"))
+            f.try_(f"{verb} {name} to {value}", new, f"{name} {current} → {value}: {pool}", 2)
             return
 
 
