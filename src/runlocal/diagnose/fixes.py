@@ -14,6 +14,7 @@ from typing import Any
 from ..units import GiB
 from . import device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 from .offline_model import resolvable_offline
+from .unified_gpu import on_unified_device
 from .vulkan_backend import share_fixes, vendor_tools
 
 
@@ -757,7 +758,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
     in_release = (_in_release_syntax(f, extracted, runtime)   # nvidia-smi only where the GPU is NVIDIA's
                   for f in vendor_tools(computed + kb_fixes, extracted))
     doc["fixes"] = [ollama_fixes.service_caveat(f) for f in in_release if f is not None]
-    return doc
+    return on_unified_device(doc)    # a unified NVIDIA device's total: the OS holds the rest
 
 
 _VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")
