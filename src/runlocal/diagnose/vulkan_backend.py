@@ -14,9 +14,10 @@ What the log says, as extract.py reads it:
   RAM unless the ttm module's pages_limit raises it (hardware/unified_memory.py cites the kernel and AMD's amd-ttm tool).
 - ``vk_uma``: ggml_vulkan's "uma: 1", the GPU drawing on system RAM (an APU).
 
-The raise is worded once, from hardware/unified_memory.py's share and page size, the figures `runlocal check` raises an
-AMD APU's share with (fixes.py _unified_share): where the RAM is unknown (a log rarely states it) the pages are computed
-on the machine from /proc/meminfo's MemTotal (kB), × the share × 1024 ÷ the page size.
+The raise is worded once, as `runlocal check` raises an AMD APU's share (fixes.py _unified_share with
+hardware/unified_memory.raised_gpu_share: RAM − AMD_OS_FLOOR, at least AMD_RAISED_SHARE of it, in TTM_PAGE_BYTES
+pages). A log rarely states the RAM, so the pages are computed on the machine from /proc/meminfo's MemTotal (kB) by
+the same rule.
 
 Pure computation over the figures.
 """
@@ -27,7 +28,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from ..hardware.unified_memory import AMD_RAISED_SHARE, TTM_PAGE_BYTES
+from ..hardware.unified_memory import AMD_OS_FLOOR, AMD_RAISED_SHARE, TTM_PAGE_BYTES
 
 GTT, VRAM = 2, 4   # radv_radeon_winsys.h enum radeon_bo_domain
 # an AMD driver by ggml_vulkan's driverName or RADV's own lines (AMDVLK prints "AMD open-source driver", AMD's Windows
@@ -38,12 +39,16 @@ _AMD_DRIVER = re.compile(r"^radv$|\bamd\b", re.I)
 # iGPUs too, but ROCm has printed it for new discrete cards: it counts only with one of these or ggml_vulkan's uma: 1
 _AMD_APU = re.compile(r"\b(?:radeon )?8[06]50s\b|\b(?:890|880|780|760|740|680|660)m\b|\bgfx11(?:03|50|51|52)\b"
                       r"|strix halo|ryzen ai max", re.I)
-_SHARE = Fraction(AMD_RAISED_SHARE).limit_denominator(100) * 1024 / TTM_PAGE_BYTES   # kB of MemTotal → pages
-TTM_RAISE_COMMAND = (f"echo \"options ttm pages_limit=$(( $(awk '/MemTotal/ {{print $2}}' /proc/meminfo) * "
-                     f"{_SHARE.numerator} / {_SHARE.denominator} ))\" | sudo tee /etc/modprobe.d/ttm.conf   "
-                     f"# {AMD_RAISED_SHARE:.0%} of RAM in {TTM_PAGE_BYTES // 1024} KiB pages; reboot")
-RAISE_TITLE = ("Raise the GPU's share of RAM to {share} (Linux: ttm pages_limit; or the BIOS / Variable Graphics "
-               "Memory setting)")
+_KIB_PER_PAGE = TTM_PAGE_BYTES // 1024
+_SHARE = Fraction(AMD_RAISED_SHARE).limit_denominator(100)
+# check's rule in awk over MemTotal (kB): p pages of RAM; RAM − the OS floor, or the share if that is more
+TTM_RAISE_COMMAND = (
+    "echo \"options ttm pages_limit=$(awk '/MemTotal/ {p = int($2 / " f"{_KIB_PER_PAGE}" "); "
+    f"a = p - {AMD_OS_FLOOR // TTM_PAGE_BYTES}; b = int(p * {_SHARE.numerator} / {_SHARE.denominator}); "
+    "print (a > b ? a : b)}' /proc/meminfo)\" | sudo tee /etc/modprobe.d/ttm.conf   "
+    f"# RAM less {AMD_OS_FLOOR // 2**30} GiB (at least {AMD_RAISED_SHARE:.0%}), in {_KIB_PER_PAGE} KiB pages; reboot")
+RAISED_SHARE_WORDS = f"the RAM less {AMD_OS_FLOOR // 2**30} GiB (at least {AMD_RAISED_SHARE:.0%})"
+RAISE_TITLE = "Raise the GPU's share of RAM to {share} (Linux: ttm pages_limit)"
 AMD_POOLS_COMMAND = "grep . /sys/class/drm/card*/device/mem_info_{vram,gtt}_{total,used}"
 # VK_EXT_memory_budget, as vulkaninfo prints each heap: "size = …, budget = …, usage = …" (any vendor's driver)
 VULKAN_HEAPS_COMMAND = 'vulkaninfo | grep -A3 "memoryHeaps\\["   # each heap: size, budget (what may be used), usage'
@@ -89,7 +94,7 @@ VGM_COMMAND = ("# Windows: AMD Software: Adrenalin Edition > Variable Graphics M
 def raise_share_fix(effect: str, ex: dict[str, Any] | None = None) -> dict[str, str]:
     """The raise of an AMD APU's GPU share, worded as `runlocal check` words it (fixes.py _unified_share); on AMD's
     Windows driver, its Variable Graphics Memory setting."""
-    return {"title": RAISE_TITLE.format(share=f"{AMD_RAISED_SHARE:.0%} of RAM"),
+    return {"title": RAISE_TITLE.format(share=RAISED_SHARE_WORDS),
             "command": VGM_COMMAND if _windows(ex or {}) else TTM_RAISE_COMMAND, "effect": effect}
 
 
@@ -100,7 +105,8 @@ def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> li
         return [raise_share_fix(
             f"the log names an APU ({ex.get('gpu_name') or ex.get('vk_device_name')}): its GPU memory is a share of "
             "the RAM — GTT, half of RAM by default on Linux (TTM), or the BIOS carve-out; "
-            f"{AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans a raised APU at", ex)]
+            f"{RAISED_SHARE_WORDS} is what `runlocal check` plans a raised APU at (AMD's guide raises the TTM limit "
+            "and keeps the BIOS carve-out small)", ex)]
     if category != "llamacpp_alloc_fail" or vendor(ex) != "amd" or not (ex.get("vk_domains") == GTT or unified(ex)):
         return []
     size = ex.get("vk_failed_allocation_bytes") or ex.get("requested_bytes")
@@ -111,8 +117,8 @@ def share_fixes(ex: dict[str, Any], category: str = "llamacpp_alloc_fail") -> li
              "Linux caps GTT at half of RAM by default (TTM), on an APU the GPU's whole memory; amdgpu.gttsize only "
              "defers to TTM and is deprecated")
     return [raise_share_fix(
-        f"the driver was refused {asked} {pool}; {limit}; {AMD_RAISED_SHARE:.0%} is the share `runlocal check` plans "
-        f"a raised APU at, leaving the OS {1 - AMD_RAISED_SHARE:.0%} (hardware/unified_memory.py)", ex)]
+        f"the driver was refused {asked} {pool}; {limit}; {RAISED_SHARE_WORDS} is what `runlocal check` plans a "
+        "raised APU at, as the public 128 GB setups take it (hardware/unified_memory.py)", ex)]
 
 
 def _windows(ex: dict[str, Any]) -> bool:
