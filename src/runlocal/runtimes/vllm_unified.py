@@ -8,11 +8,11 @@ when the memory free is below it (v0.33.0 vllm/v1/worker/utils.py request_memory
     ({utilization}, {requested} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.
 
 On a discrete card runlocal plans on CUDA's total (devices.json ``cuda_total_gib``), so the two agree. On a unified
-device the catalog's capacity is the share of RAM the GPU may have free (``gpu_memory_share``: 0.8 × 128 GiB on a
-DGX Spark, what vLLM's own check read free on fresh boots), while CUDA reports the RAM Linux sees as its total
+device the catalog's capacity is the share of RAM the GPU may have free (``gpu_memory_share``: 0.79 × 128 GiB on a
+DGX Spark, at most what vLLM's own check read free on fresh boots), while CUDA reports the RAM Linux sees as its total
 (121.69 GiB on a GB10). From v0.20.0 vLLM reads "free" there as psutil's available memory (vllm/utils/mem_utils.py
 MemorySnapshot.measure, ``current_platform.is_integrated_gpu``); the OS and the page cache hold the rest either way.
-So the default 0.92 asks for 0.92 × 121.69 = 111.95 GiB and stops when 102.4 GiB is free; the largest fraction that
+So the default 0.92 asks for 0.92 × 121.69 = 111.95 GiB and stops when 101.12 GiB is free; the largest fraction that
 starts is ⌊free / total⌋ to two decimals, and its budget is larger than the old free-share × 0.92 one.
 """
 
