@@ -97,3 +97,24 @@ def test_the_jetson_totals_are_the_posted_device_lines():
     # 48 / 61.35 = 0.7824 → 0.78
     assert "not measured on this device" in orin.allocation.refusal
     assert "--gpu-memory-utilization 0.78 starts" in orin.allocation.refusal
+
+
+def test_best_plans_a_spark_at_the_fraction_that_starts():
+    # `best` ranks a device as it would run: at the default vLLM stops on a Spark, at 0.83 (by hand above) it starts
+    from runlocal.choose import device_targets, plan_fit
+    from runlocal.hardware.catalog import find_device
+    from runlocal.model.catalog import lookup
+
+    model = lookup("gpt-oss-120b")
+    fit = plan_fit(model, device_targets(find_device("dgx-spark")), runtime="vllm", ctx=8192, quant=None)
+    assert fit.verdict != "does_not_fit" and "--gpu-memory-utilization 0.83" in fit.command
+    four090 = plan_fit(lookup("qwen3-8b"), device_targets(find_device("rtx-4090")), runtime="vllm", ctx=8192,
+                       quant=None)
+    assert "--gpu-memory-utilization" not in four090.command     # a discrete card keeps vLLM's default
+
+
+def test_compare_shows_a_spark_at_the_fraction_that_starts():
+    from runlocal.compare import compare_devices
+
+    row = compare_devices(["dgx-spark"], model="gpt-oss-120b", runtime="vllm")[0]
+    assert row["verdict"] != "does_not_fit" and "--gpu-memory-utilization 0.83" in row["command"]

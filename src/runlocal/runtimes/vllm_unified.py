@@ -114,3 +114,19 @@ def budget_step(gpu: Target, utilization: float, budget: int) -> Step:
     return Step("budget", f"{total[0]:,} B ({total[1]}, not the {gpu.capacity:,} B planned free) × "
                 f"gpu_memory_utilization {utilization}", f"{budget:,} B",
                 "vllm/v1/worker/utils.py request_memory: math.ceil(total_memory × gpu_memory_utilization)")
+
+
+def starting_share(planner, targets: list[Target]) -> float | None:
+    """The --gpu-memory-utilization a vLLM planner's release default would be lowered to so that it starts on these
+    targets' unified NVIDIA devices (the largest that starts, where below the default); None for any other planner
+    or device, or where the default starts. `best` plans a device with it, as `check`'s fix 1 offers it."""
+    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+        return None
+    from .versions import vllm_default_utilization
+
+    release = planner._release() if hasattr(planner, "_release") else None
+    default = vllm_default_utilization(release)
+    if release is not None and release.key < FREE_CHECK_FROM:
+        return None
+    shares = [s for t in targets if (s := largest_share(t)) is not None]
+    return min(shares) if shares and 0 < min(shares) < default else None
