@@ -60,21 +60,29 @@ def test_a_discrete_card_keeps_its_capacity_as_the_base():
     assert budget_base(card) == card.capacity and start_refusal(card, 0.92, None) is None
 
 
-def test_the_catalog_spark_refuses_the_default_and_starts_at_084():
+def test_the_catalog_spark_refuses_the_default_and_starts_at_083():
     refused = plan(model="gpt-oss-120b", gpu="dgx-spark", runtime="vllm")
     assert refused.verdict == "does_not_fit"
-    # by hand: devices.json plans 0.8 × 128 = 102.4 GiB free; 0.92 × 121.69 = 111.95 GiB > 102.4
-    assert "(102.4/121.69 GiB)" in refused.allocation.refusal and "(0.92, 111.95 GiB)" in refused.allocation.refusal
-    # 102.4 / 121.69 = 0.8415 → 0.84; 0.84 × 121.69 = 102.22 GiB ≤ 102.4
-    assert "--gpu-memory-utilization 0.84 starts" in refused.allocation.refusal
-    started = plan(model="gpt-oss-120b", gpu="dgx-spark", runtime="vllm", gpu_memory_utilization=0.84)
+    # by hand: devices.json plans 0.79 × 128 = 101.12 GiB free (at most MiaAI-Lab#47's lowest, 101.3);
+    # 0.92 × 121.69 = 111.95 GiB > 101.12
+    assert "(101.12/121.69 GiB)" in refused.allocation.refusal and "(0.92, 111.95 GiB)" in refused.allocation.refusal
+    # 101.12 / 121.69 = 0.8310 → 0.83, the 0.82–0.83 the thread runs at; 0.83 × 121.69 = 101.00 GiB ≤ 101.12
+    assert "--gpu-memory-utilization 0.83 starts" in refused.allocation.refusal
+    started = plan(model="gpt-oss-120b", gpu="dgx-spark", runtime="vllm", gpu_memory_utilization=0.83)
     assert started.allocation.refusal is None and started.verdict != "does_not_fit"
     budget = next(st for st in started.allocation.steps if st.label == "budget")
-    assert budget.value == f"{int(int(121.69 * GiB) * 0.84):,} B"
-    assert "--gpu-memory-utilization 0.84" in started.command
+    assert budget.value == f"{int(int(121.69 * GiB) * 0.83):,} B"
+    assert "--gpu-memory-utilization 0.83" in started.command
     # the fix the plan offers is that fraction, and its KV pool is the started plan's
-    fix = next(f for f in refused.fixes if "gpu_memory_utilization to 0.84" in f.title)
+    fix = next(f for f in refused.fixes if "gpu_memory_utilization to 0.83" in f.title)
     assert f"KV pool {started.allocation.kv_cache_tokens:,} tokens" in fix.effect
+    # check and diagnose agree: the same refusal pasted into diagnose gives the same fraction
+    from runlocal.diagnose.fixes import with_computed_fixes
+    from runlocal.diagnose.reading import diagnose_text
+
+    pasted = "ValueError: " + refused.allocation.refusal.split(" (vLLM refuses")[0] + "."
+    doc = with_computed_fixes(diagnose_text(pasted))
+    assert doc["fixes"][0]["command"].endswith("--gpu-memory-utilization 0.83")
 
 
 def test_the_jetson_totals_are_the_posted_device_lines():
@@ -89,3 +97,24 @@ def test_the_jetson_totals_are_the_posted_device_lines():
     # 48 / 61.35 = 0.7824 → 0.78
     assert "not measured on this device" in orin.allocation.refusal
     assert "--gpu-memory-utilization 0.78 starts" in orin.allocation.refusal
+
+
+def test_best_plans_a_spark_at_the_fraction_that_starts():
+    # `best` ranks a device as it would run: at the default vLLM stops on a Spark, at 0.83 (by hand above) it starts
+    from runlocal.choose import device_targets, plan_fit
+    from runlocal.hardware.catalog import find_device
+    from runlocal.model.catalog import lookup
+
+    model = lookup("gpt-oss-120b")
+    fit = plan_fit(model, device_targets(find_device("dgx-spark")), runtime="vllm", ctx=8192, quant=None)
+    assert fit.verdict != "does_not_fit" and "--gpu-memory-utilization 0.83" in fit.command
+    four090 = plan_fit(lookup("qwen3-8b"), device_targets(find_device("rtx-4090")), runtime="vllm", ctx=8192,
+                       quant=None)
+    assert "--gpu-memory-utilization" not in four090.command     # a discrete card keeps vLLM's default
+
+
+def test_compare_shows_a_spark_at_the_fraction_that_starts():
+    from runlocal.compare import compare_devices
+
+    row = compare_devices(["dgx-spark"], model="gpt-oss-120b", runtime="vllm")[0]
+    assert row["verdict"] != "does_not_fit" and "--gpu-memory-utilization 0.83" in row["command"]

@@ -8,11 +8,11 @@ when the memory free is below it (v0.33.0 vllm/v1/worker/utils.py request_memory
     ({utilization}, {requested} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.
 
 On a discrete card runlocal plans on CUDA's total (devices.json ``cuda_total_gib``), so the two agree. On a unified
-device the catalog's capacity is the share of RAM the GPU may have free (``gpu_memory_share``: 0.8 × 128 GiB on a
-DGX Spark, what vLLM's own check read free on fresh boots), while CUDA reports the RAM Linux sees as its total
+device the catalog's capacity is the share of RAM the GPU may have free (``gpu_memory_share``: 0.79 × 128 GiB on a
+DGX Spark, at most what vLLM's own check read free on fresh boots), while CUDA reports the RAM Linux sees as its total
 (121.69 GiB on a GB10). From v0.20.0 vLLM reads "free" there as psutil's available memory (vllm/utils/mem_utils.py
 MemorySnapshot.measure, ``current_platform.is_integrated_gpu``); the OS and the page cache hold the rest either way.
-So the default 0.92 asks for 0.92 × 121.69 = 111.95 GiB and stops when 102.4 GiB is free; the largest fraction that
+So the default 0.92 asks for 0.92 × 121.69 = 111.95 GiB and stops when 101.12 GiB is free; the largest fraction that
 starts is ⌊free / total⌋ to two decimals, and its budget is larger than the old free-share × 0.92 one.
 """
 
@@ -114,3 +114,19 @@ def budget_step(gpu: Target, utilization: float, budget: int) -> Step:
     return Step("budget", f"{total[0]:,} B ({total[1]}, not the {gpu.capacity:,} B planned free) × "
                 f"gpu_memory_utilization {utilization}", f"{budget:,} B",
                 "vllm/v1/worker/utils.py request_memory: math.ceil(total_memory × gpu_memory_utilization)")
+
+
+def starting_share(planner, targets: list[Target]) -> float | None:
+    """The --gpu-memory-utilization a vLLM planner's release default would be lowered to so that it starts on these
+    targets' unified NVIDIA devices (the largest that starts, where below the default); None for any other planner
+    or device, or where the default starts. `best` plans a device with it, as `check`'s fix 1 offers it."""
+    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+        return None
+    from .versions import vllm_default_utilization
+
+    release = planner._release() if hasattr(planner, "_release") else None
+    default = vllm_default_utilization(release)
+    if release is not None and release.key < FREE_CHECK_FROM:
+        return None
+    shares = [s for t in targets if (s := largest_share(t)) is not None]
+    return min(shares) if shares and 0 < min(shares) < default else None
