@@ -116,20 +116,23 @@ def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: i
 
 def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int,
                                 mla: bool, rules: SGLangRules | None = None, context: int | None = None,
-                                model_path: str = "", amd: bool = False) -> float:
+                                model_path: str = "", amd: bool = False, architecture: str = "") -> float:
     """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py);
     ``context``: the --context-length the command passes (0.5.13 – 0.5.16 clamp the prefill graphs to it);
-    ``model_path``: the --model-path it passes (one naming "llama-2" caps them at 4096 from 0.5.11)."""
-    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path, amd)[0]
+    ``model_path``: the --model-path it passes (one naming "llama-2" caps them at 4096 from 0.5.11);
+    ``architecture``: config.json's class (a multimodal or blacklisted one turns the prefill graphs off, by release)."""
+    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path, amd,
+                                architecture)[0]
 
 
-def prefill_graphs(rules: SGLangRules | None, amd: bool, pp: int, mla: bool) -> tuple[bool, str]:
+def prefill_graphs(rules: SGLangRules | None, amd: bool, pp: int, mla: bool,
+                   architecture: str = "") -> tuple[bool, str]:
     """(the prefill CUDA graphs are captured and reserved, why not): off by default before 0.5.11, and off where
-    the release turns them off itself — an AMD GPU, pp_size > 1, an MLA model, by release
-    (sglang_versions.GRAPHS_OFF_*); None: 0.5.23's rules."""
+    the release turns them off itself — an AMD GPU, pp_size > 1, an MLA model, a multimodal model or a
+    piecewise-blacklisted class, by release (sglang_versions.GRAPHS_OFF_*, PREFILL_ARCH_RULES); None: 0.5.23's rules."""
     if rules is not None and not rules.prefill_graphs:
         return False, "off by default before 0.5.11"
-    off = (rules or sglang_rules(None)).prefill_graphs_off(amd, pp, mla)
+    off = (rules or sglang_rules(None)).prefill_graphs_off(amd, pp, mla, architecture)
     return off is None, off or ""
 
 
@@ -149,11 +152,11 @@ def prefill_graph_cap(rules: SGLangRules | None, context: int | None, model_path
 
 def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
                          rules: SGLangRules | None, context: int | None = None,
-                         model_path: str = "", amd: bool = False) -> tuple[float, str]:
+                         model_path: str = "", amd: bool = False, architecture: str = "") -> tuple[float, str]:
     """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names."""
     if rules is not None and rules.fraction not in ("activation", "graphs"):
         return old_fraction(rules, gpu_mem_mib, tp, pp)
-    prefill, off = prefill_graphs(rules, amd, pp, mla)
+    prefill, off = prefill_graphs(rules, amd, pp, mla, architecture)
     cap = prefill_graph_cap(rules, context, model_path)
     reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, prefill, cap)
     graph_mib = graph_reserve_mib(decode_max_bs, chunked, mla, prefill, cap)
@@ -241,11 +244,12 @@ class _Budget:
     rules: SGLangRules | None = None    # a release asked with sglang==X; None: 0.5.23
     model_path: str = ""                # the command's --model-path (a "llama-2" one caps the prefill graphs)
     amd: bool = False                   # an AMD (ROCm) GPU: no prefill graphs in any release
+    architecture: str = ""              # config.json's class: multimodal ones lose the prefill graphs, by release
 
     @property
     def prefill(self) -> bool:
         """The prefill CUDA graphs are captured and reserved (prefill_graphs)."""
-        return prefill_graphs(self.rules, self.amd, self.pp, self.mla)[0]
+        return prefill_graphs(self.rules, self.amd, self.pp, self.mla, self.architecture)[0]
 
     @property
     def ref(self) -> str:
@@ -410,7 +414,7 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     steps: list[Step] = []
     if asked.sglang.mem_fraction_static is None:
         formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx,
-                                       b.model_path, b.amd)[1]
+                                       b.model_path, b.amd, b.architecture)[1]
         steps.append(Step("mem_fraction_static", formula, f"{b.frac}",
                           b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
                           f"({SGLANG_REF})"))
@@ -443,6 +447,9 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
 def _assumptions(model: ModelSpec, s: Settings, b: _Budget, pool: _Pool, host: bool) -> tuple[str, ...]:
     assert s.ctx is not None                # set by defaults()
     out = [f"{b.ref} defaults; page_size {PAGE_SIZE}; no speculative decoding"]
+    prefill, off = prefill_graphs(b.rules, b.amd, b.pp, b.mla, b.architecture)
+    if not prefill and (b.rules is None or b.rules.prefill_graphs):
+        out.append(f"no prefill CUDA graphs reserved: the server turns them off for {off}")
     if pool.tokens and pool.tokens < s.ctx:
         out.append(f"KV pool holds {pool.tokens:,} tokens, fewer than --context-length {s.ctx:,}: SGLang "
                    "starts (managers/tp_worker.py warns) but refuses or truncates longer requests")
@@ -497,7 +504,7 @@ class SGLang:
             # to either does
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
                                                 tp, pp, mla, self.release_rules, ctx, serve_path(model, settings.quant),
-                                                _amd(gpus)) if gpu_mem else 0.95)
+                                                _amd(gpus), model.architecture) if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
             ctx=ctx,
@@ -554,7 +561,8 @@ class SGLang:
                        chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
                        frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
-                       rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]))
+                       rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]),
+                       architecture=model.architecture)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
