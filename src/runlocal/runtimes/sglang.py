@@ -524,10 +524,12 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
+        # NVFP4 by release: Blackwell only up to 0.5.11 (ModelOpt) / 0.5.21 (compressed-tensors), FP4 Marlin after
+        kernel_refusal, kernel_note = kernel_check(weights.quant, gpus[0].name, "sglang",
+                                                   self.release_rules.release_text if self.release_rules else None)
         refusal = (refusal or _rocm_target_refusal(gpus[:n_gpu]) or sglang_context_refusal(model, settings.ctx)
                    or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
-                   or _refusal(budget, pool)
-                   or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang
+                   or _refusal(budget, pool) or kernel_refusal)
         outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
         served, compromise = _unasked_context_served(s, pool, settings.ctx) if refusal is None else (s, None)
         devices = tuple(
@@ -545,7 +547,7 @@ class SGLang:
                           kv_cache_tokens=pool.tokens, max_concurrency=pool.tokens / served.ctx if served.ctx else None,
                           refusal=refusal, compromise=compromise,
                           steps=tuple(_explain(model, weights, s, settings, budget, pool, outside)),
-                          assumptions=(*([compromise] if compromise else []),
+                          assumptions=(*([compromise] if compromise else []), *([kernel_note] if kernel_note else []),
                                        *([] if settings.ctx or not (note := sglang_default_note(model)) else [note]),
                                        *_assumptions(model, s, budget, pool, host is not None and bool(gpus))))
 

@@ -233,6 +233,10 @@ class SGLangRules:
     def ref(self) -> str:
         return f"sglang {_text(self.release)}"
 
+    @property
+    def release_text(self) -> str:
+        return _text(self.release)
+
     def words(self) -> str:
         """What the plan says about the rules it used."""
         graphs = ("decode and prefill CUDA graphs reserved (no prefill ones where the server turns them off: AMD, PP, "
