@@ -75,3 +75,26 @@ def test_a_discrete_amd_card_outside_sgl_kernels_targets_is_refused(gpu, gfx, re
         assert f"\"Warning: Unsupported GPU architecture detected '{gfx}'. Expected 'gfx942' or 'gfx950'.\"" in refusal
     else:
         assert r.verdict != "does_not_fit" and "sgl-kernel" not in refusal
+
+
+def test_a_refused_amd_card_names_the_runtimes_that_run_on_it_not_more_devices():
+    """The RX 7900 XTX (gfx1100) refusal is sgl-kernel's build, not memory: the plan fits the card's 24 GiB in every
+    figure (19.11 GiB planned), so "more or larger devices" would be wrong. The refusal names the runtimes runlocal
+    plans on an AMD GPU with their --runtime, and the answer's "No fix" line points to them."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from runlocal.render.text import no_fix_phrase, render_plan
+
+    r = check(CheckRequest(model="llama-3.1-8b", gpu="7900xtx", runtime="sglang", use_measurements=False))[0]
+    assert all(d.total <= d.capacity for d in r.allocation.devices)
+    assert "Runtimes that load it on gfx1100: vLLM on ROCm (--runtime vllm plans it)" in r.allocation.refusal
+    phrase = no_fix_phrase(r)
+    assert "another runtime" in phrase and "larger devices" not in phrase
+    out = StringIO()
+    render_plan(r, Console(file=out, width=200))
+    assert "No fix: no setting sglang offers gets past its refusal here — another runtime (above)." in out.getvalue()
+    # a memory refusal keeps its own line
+    big = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-4090", runtime="sglang", use_measurements=False))[0]
+    assert big.verdict == "does_not_fit" and "another runtime" not in no_fix_phrase(big)

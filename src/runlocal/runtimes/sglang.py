@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
+from .arch_support import OTHER_RUNTIMES
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 from .context_limit import sglang_context_refusal, sglang_default_note
 from .published import gpu_gfx_target, kernel_check, serve_path
@@ -201,6 +202,15 @@ def _nvidia(target: Target) -> bool:
 SGL_KERNEL_ROCM_TARGETS = ("gfx942", "gfx950")
 
 
+# The runtimes runlocal plans on such a device instead (each planner runs there: vLLM's ROCm platform takes any gfx
+# target — runtimes/vllm_rocm.py checks its quantization by release —, llama.cpp's HIP and Vulkan builds and Ollama's
+# ROCm / Vulkan runners RDNA cards and APUs; on a CPU, llama.cpp, Ollama, vLLM's CPU build and transformers)
+ON_AMD = ("vLLM on ROCm (--runtime vllm plans it), llama.cpp's HIP or Vulkan build (--runtime llama.cpp), "
+          "Ollama (--runtime ollama)")
+ON_CPU = ("llama.cpp (--runtime llama.cpp), Ollama (--runtime ollama), vLLM's CPU build (--runtime vllm), transformers "
+          "(--runtime transformers)")
+
+
 def _rocm_target_refusal(devices: list[Target]) -> str | None:
     """SGLang's refusal of an AMD GPU whose ROCm target sgl-kernel is not built for (an RX 7900 XTX, an APU), or None."""
     for device in devices:
@@ -209,13 +219,14 @@ def _rocm_target_refusal(devices: list[Target]) -> str | None:
             return (f"SGLang's ROCm kernels (sgl-kernel) build for gfx942 / gfx950 (MI300 / MI350) only; "
                     f"{device.name} is {gfx}: setup_rocm.py stops with \"Warning: Unsupported GPU architecture detected "
                     f"'{gfx}'. Expected 'gfx942' or 'gfx950'.\" and the published ROCm wheels are built for those two "
-                    "(a hand-set AMDGPU_TARGET builds it, \"untested upstream\"; RDNA support: sglang issue #30599)")
+                    "(a hand-set AMDGPU_TARGET builds it, \"untested upstream\"; RDNA support: sglang issue #30599). "
+                    f"{OTHER_RUNTIMES} on {gfx}: {ON_AMD}")
     return None
 
 
 def _no_gpu_refusal(device: Target) -> str:
     """Why SGLang does not start on a device that is neither a CUDA GPU nor a supported ROCm one."""
-    return _rocm_target_refusal([device]) or "SGLang needs a CUDA or ROCm GPU; none was given"
+    return _rocm_target_refusal([device]) or f"SGLang needs a CUDA or ROCm GPU; none was given. {OTHER_RUNTIMES}: {ON_CPU}"
 
 
 def _kv_dtype(name: str) -> tuple[str, int] | None:
