@@ -7,10 +7,10 @@ devices and sizes the post states; HF_HUB_OFFLINE=1). Prints agreement per runti
 beside it (an out-of-memory-while-running outcome agrees only with does_not_fit, not with tight), the records
 runlocal could not resolve (with its reason) and those it refused as input, and each tuning miss. Each part prints
 its collection batches apart (batch 1: session 16; batch 2: session 17, README "Batch 2"; batch 3: session 18, README
-"Batch 3"; batch 4: session 19, README "Batch 4"; batch 5: session 21, README "Batch 5") and then all together. The
-held-out part prints totals only; each batch's first and only scoring is kept in
+"Batch 3"; batch 4: session 19, README "Batch 4"; batch 5: session 21, README "Batch 5"; batch 6: session 22, README
+"Batch 6") and then all together. The held-out part prints totals only; each batch's first and only scoring is kept in
 measurements/outcomes/held_out_first_run.txt (batch 1), held_out2_first_run.txt (batch 2), held_out3_first_run.txt
-(batch 3), held_out4_first_run.txt (batch 4) and held_out5_first_run.txt (batch 5).
+(batch 3), held_out4_first_run.txt (batch 4), held_out5_first_run.txt (batch 5) and held_out6_first_run.txt (batch 6).
 
     python benchmarks/verdict_accuracy.py                 # both parts
     python benchmarks/verdict_accuracy.py --part tuning   # what to run while tuning: held-out figures stay unseen

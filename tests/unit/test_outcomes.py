@@ -85,6 +85,21 @@ def test_batch_five_numbers_on_from_batch_four_and_cites_committed_files_at_a_co
                              for r in committed)
 
 
+def test_batch_six_numbers_on_from_batch_five_and_reads_pages_first():
+    # README "Batch 6": threads numbered on after batch 5's last (191), so the first batch-6 thread (192) is held out;
+    # pass A on the pages corpus, pass B on docs; no earlier thread taken again; a quote not in English is rendered
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    earlier = [r for r in recs if outcomes.batch_of(r) in (1, 2, 3, 4, 5)]
+    sixth = [r for r in recs if outcomes.batch_of(r) == 6]
+    assert len(sixth) >= 40 and min(r["thread"] for r in sixth) == 192
+    assert max(r["thread"] for r in earlier) < min(r["thread"] for r in sixth)
+    assert {r["corpus"] for r in sixth} == {"pages", "docs"}
+    assert not {r["thread_url"] for r in earlier} & {r["thread_url"] for r in sixth}
+    assert 127 <= min(r["query"] for r in sixth) and max(r["query"] for r in sixth) <= 152
+    non_ascii = [r for r in sixth if any(ord(c) > 0x2FFF for c in r["evidence"])]
+    assert non_ascii and all(r.get("evidence_en") for r in non_ascii)
+
+
 @pytest.mark.parametrize("outcome, verdict, agrees, strict", [
     ("ran", "fits", True, True),
     ("ran", "tight", True, True),            # tight: it starts
@@ -121,7 +136,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
     (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
-    (lambda r: r.update(batch=6), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5"),
+    (lambda r: r.update(batch=7), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5, 6"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):
     rec = copy.deepcopy(RECORD)

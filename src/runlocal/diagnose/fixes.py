@@ -14,6 +14,7 @@ from typing import Any
 from ..units import GiB
 from . import device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 from .offline_model import resolvable_offline
+from .unified_gpu import on_unified_device
 
 
 def _b(n: Any) -> str:
@@ -753,7 +754,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
             doc["runtime_note"] = runtime_note.note(runtime, first)
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
     doc["fixes"] = [ollama_fixes.service_caveat(f) for f in in_release if f is not None]
-    return doc
+    return on_unified_device(doc)    # a unified NVIDIA device's total: the OS holds the rest
 
 
 _VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")
