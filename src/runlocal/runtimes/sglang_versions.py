@@ -156,8 +156,15 @@ ARCHS_DATA = "sglang_prefill_graph_archs.json"
 # model_runner_components/kv_pool_runtime.py compute_post_capture_kv_resize; the fraction then reserves only 512 MiB
 # (0.5.16 server_args.py:4058) / 1536 MiB (0.5.19 arg_groups/memory_hook.py:235) + TP·PP/8 GiB): absent from 0.5.13's
 # wheel, in 0.5.16's on, and off by default in every read release — SGLANG_ENABLE_POST_CAPTURE_KV_SIZING =
-# EnvBool(False). So the pool is sized before capture by the reserve above, as modelled; the opt-in is not modelled
-# (its pool follows the graphs' measured memory, which no release's code states).
+# EnvBool(False). So the pool is sized before capture by the reserve above, as modelled. The opt-in is not modelled
+# (session 22, read in 0.5.23): post_capture_kv_sizing_planned (arg_groups/overrides.py:1791) turns it down on a non-CUDA
+# device, for an MLA backend, with decode context parallelism or the memory saver; where on, the fraction reserves 1536
+# MiB + TP·PP/8 GiB (a VLM: − 8 GiB / GPU, memory_hook.py adjust_mem_fraction_for_vlm) and after capture
+# compute_post_capture_kv_resize (model_executor/model_runner_components/kv_pool_runtime.py:59) resizes the pool to the
+# free memory nvidia-smi-style measured then, less pre_model_load_memory × (1 − mem_fraction_static), the sampling
+# warm-up's headroom and a multimodal reservation — i.e. to what the captured graphs actually left, which no release's
+# code states (a measured figure is needed), and runlocal has no option for the environment variable (SGLangOptions /
+# the registry's options: runtimes/options.py, a CODE_MODULES module).
 POST_CAPTURE_ENV_READ: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 5, 16), "environ.py:337"), ((0, 5, 19), "environ.py:554"), ((0, 5, 21), "environ.py:590"),
     ((0, 5, 23), "environ.py:640"),
