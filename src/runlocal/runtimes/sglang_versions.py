@@ -161,7 +161,7 @@ ARCHS_DATA = "sglang_prefill_graph_archs.json"
 # device, for an MLA backend, with decode context parallelism or the memory saver; where on, the fraction reserves 1536
 # MiB + TP·PP/8 GiB (a VLM: − 8 GiB / GPU, memory_hook.py adjust_mem_fraction_for_vlm) and after capture
 # compute_post_capture_kv_resize (model_executor/model_runner_components/kv_pool_runtime.py:59) resizes the pool to the
-# free memory nvidia-smi-style measured then, less pre_model_load_memory × (1 − mem_fraction_static), the sampling
+# free memory measured then (get_available_gpu_memory), less pre_model_load_memory × (1 − mem_fraction_static), the sampling
 # warm-up's headroom and a multimodal reservation — i.e. to what the captured graphs actually left, which no release's
 # code states (a measured figure is needed), and runlocal has no option for the environment variable (SGLangOptions /
 # the registry's options: runtimes/options.py, a CODE_MODULES module).
