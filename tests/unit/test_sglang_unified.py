@@ -98,3 +98,17 @@ def test_a_refused_amd_card_names_the_runtimes_that_run_on_it_not_more_devices()
     # a memory refusal keeps its own line
     big = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-4090", runtime="sglang", use_measurements=False))[0]
     assert big.verdict == "does_not_fit" and "another runtime" not in no_fix_phrase(big)
+
+
+def test_vllm_is_named_only_on_the_chips_its_rocm_requirements_list():
+    # vllm docs gpu.rocm.inc.md: "Radeon RX 7900 series (gfx1100/1101) … Ryzen AI MAX / AI 300 Series (gfx1151/1150)";
+    # the Radeon 780M (gfx1103) is not listed, so only llama.cpp and Ollama are named for it
+    from runlocal.runtimes.base import Target
+    from runlocal.runtimes.sglang import _rocm_target_refusal
+
+    def named(gpu: str) -> str:
+        return _rocm_target_refusal([Target(gpu, "gpu", 16 * 2**30)]) or ""
+
+    assert "vLLM on ROCm" in named("AMD Radeon RX 7900 XTX")
+    m780 = named("AMD Radeon 780M 16GB (Ryzen 7 7840U/8840U)")
+    assert "gfx1103" in m780 and "vLLM" not in m780 and "--runtime llama.cpp" in m780

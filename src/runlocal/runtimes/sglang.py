@@ -202,11 +202,14 @@ def _nvidia(target: Target) -> bool:
 SGL_KERNEL_ROCM_TARGETS = ("gfx942", "gfx950")
 
 
-# The runtimes runlocal plans on such a device instead (each planner runs there: vLLM's ROCm platform takes any gfx
-# target — runtimes/vllm_rocm.py checks its quantization by release —, llama.cpp's HIP and Vulkan builds and Ollama's
-# ROCm / Vulkan runners RDNA cards and APUs; on a CPU, llama.cpp, Ollama, vLLM's CPU build and transformers)
-ON_AMD = ("vLLM on ROCm (--runtime vllm plans it), llama.cpp's HIP or Vulkan build (--runtime llama.cpp), "
-          "Ollama (--runtime ollama)")
+# The runtimes runlocal plans on such a device instead: llama.cpp's HIP and Vulkan builds and Ollama's ROCm / Vulkan
+# runners (RDNA cards and APUs), and vLLM where its ROCm requirements list the chip — "GPU: MI200s (gfx90a), MI300
+# (gfx942), MI350 (gfx950), Radeon RX 7900 series (gfx1100/1101), Radeon RX 9000 series (gfx1200/1201), Ryzen AI MAX /
+# AI 300 Series (gfx1151/1150)" (vllm docs/getting_started/installation/gpu.rocm.inc.md); on a CPU, llama.cpp, Ollama,
+# vLLM's CPU build and transformers
+VLLM_ROCM_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1200", "gfx1201", "gfx1151", "gfx1150")
+ON_AMD = "llama.cpp's HIP or Vulkan build (--runtime llama.cpp), Ollama (--runtime ollama)"
+ON_AMD_VLLM = "vLLM on ROCm (--runtime vllm plans it)"
 ON_CPU = ("llama.cpp (--runtime llama.cpp), Ollama (--runtime ollama), vLLM's CPU build (--runtime vllm), transformers "
           "(--runtime transformers)")
 
@@ -220,7 +223,8 @@ def _rocm_target_refusal(devices: list[Target]) -> str | None:
                     f"{device.name} is {gfx}: setup_rocm.py stops with \"Warning: Unsupported GPU architecture detected "
                     f"'{gfx}'. Expected 'gfx942' or 'gfx950'.\" and the published ROCm wheels are built for those two "
                     "(a hand-set AMDGPU_TARGET builds it, \"untested upstream\"; RDNA support: sglang issue #30599). "
-                    f"{OTHER_RUNTIMES} on {gfx}: {ON_AMD}")
+                    f"{OTHER_RUNTIMES} on {gfx}: "
+                    + (f"{ON_AMD_VLLM}, " if gfx in VLLM_ROCM_TARGETS else "") + ON_AMD)
     return None
 
 
