@@ -12,7 +12,7 @@ from rich.text import Text
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
 from ..runtimes import engine
-from ..runtimes.arch_support import CANNOT_LOAD, NO_BUILD_LOADS
+from ..runtimes.arch_support import CANNOT_LOAD, NO_BUILD_LOADS, OTHER_RUNTIMES
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
@@ -265,6 +265,8 @@ def no_fix_phrase(plan: Plan) -> str:
         return f"No fix: no setting makes {plan.runtime} {plan.runtime_version[0]} load this model — update it (above)."
     if plan.speed.get("not_predicted") == NO_BUILD_LOADS:
         return f"No fix: no setting or update makes {plan.runtime} load this model — another runtime (above)."
+    if OTHER_RUNTIMES in (plan.allocation.refusal or ""):     # a refusal no memory setting gets past (SGLang on RDNA)
+        return f"No fix: no setting {plan.runtime} offers gets past its refusal here — another runtime (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
     need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"

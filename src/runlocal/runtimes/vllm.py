@@ -67,7 +67,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
-from .context_limit import vllm_context_refusal, vllm_default_note
+from .context_limit import vllm_context_refusal, vllm_default_note, vllm_tokenizer_capped, vllm_tokenizer_note
 from .options import VLLMOptions
 from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
@@ -439,7 +439,9 @@ class VLLM:
             settings = settings.with_(cache_type_k=model.kv_cache_quant, cache_type_v=model.kv_cache_quant)
         return settings.with_(
             # the model's own context, passed explicitly (context_limit.vllm_default_note says where vLLM's differs)
-            ctx=settings.ctx or model.max_position_embeddings or 4096,
+            # 0.9.1 caps it at the tokenizer's model_max_length (context_limit.vllm_tokenizer_capped)
+            ctx=vllm_tokenizer_capped(model, settings.ctx or model.max_position_embeddings or 4096,
+                                      release.key if release else None),
             gpu_memory_utilization=settings.vllm.gpu_memory_utilization or vllm_default_utilization(self._release()),
             max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
@@ -448,6 +450,18 @@ class VLLM:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
+        alloc = self._allocate(model, weights, settings, targets)
+        release = self._release()
+        note = vllm_tokenizer_note(model, settings.ctx or model.max_position_embeddings or 4096,
+                                   release.key if release else None)
+        if note is None:
+            return alloc
+        # the server starts, at a shorter context than the command asks: said, and the answer is the compromise
+        return replace(alloc, compromise=None if alloc.refusal else alloc.compromise or note,
+                       assumptions=(note, *alloc.assumptions))
+
+    def _allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                  targets: list[Target]) -> Allocation:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
         release, asked_share = self._release(), settings.vllm.gpu_memory_utilization
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
