@@ -397,7 +397,7 @@ def _cpu_kv_space(f: _Fixer) -> None:
     space = sum(d.kv_cache for d in alloc.devices)
     # unset, vLLM 0.13–0.19 take half the RAM whatever the weights (runtimes/vllm_cpu.py): over the RAM, the fix is
     # the fewest GiB that hold one request, set
-    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation) != "fits"
+    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation, f.model) != "fits"
     if alloc.max_concurrency >= 1 and not too_much:
         return
     top = int(ram.capacity // (1 << 30))
@@ -416,7 +416,7 @@ def _cpu_kv_space(f: _Fixer) -> None:
     new = s.with_(cpu_kvcache_space=lo)
     if f.runs(new):
         after = f.allocate(new)
-        cost = 0 if _verdict(after) == "fits" else 2
+        cost = 0 if _verdict(after, f.model) == "fits" else 2
         f.try_(f"{'Set' if too_much else 'Raise'} VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
                f"CPU KV cache {format_bytes(space)} → {lo} GiB: KV pool {_kv_words(alloc)} → {_kv_words(after)}, "
                + ("the fewest whole GiB that hold one request, leaving the rest of the RAM to the weights"
