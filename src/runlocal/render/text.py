@@ -267,9 +267,13 @@ def no_fix_phrase(plan: Plan) -> str:
         return f"No fix: no setting or update makes {plan.runtime} load this model — another runtime (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
-    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
-            if over else "")
-    more = (" — a machine with more unified memory" if worst.kind == "unified" else " — more or larger devices")
+    # the shortfall itself: what more memory (or a smaller model) has to make up — review22 #12, where context and
+    # quant fixes that could not close a 27.5 GiB gap were offered by diagnose
+    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)} "
+            f"({format_bytes(worst.total - worst.capacity)} short)" if over else "")
+    more = (" — a machine with more unified memory" if worst.kind == "unified"
+            else " — more RAM, or a GPU that holds part of it" if worst.kind == "cpu" and len(plan.allocation.devices) == 1
+            else " — more or larger devices")
     return f"No fix: no setting {plan.runtime} offers makes it fit here{need}{more}, or a smaller model."
 
 
