@@ -1,8 +1,8 @@
 """review22 #9: one placement, one verdict. `check qwen3-30b-a3b --gpu rtx-4060` was tight (--fit put experts in
 system memory) while its own printed command, checked, was "fits" for the same process: the same 6.41 GiB on the GPU,
 the same experts in RAM, the same decode. A GPU plan holding layers or routed experts in system memory is tight
-whoever placed them (docs/check-reference.md: tight — "the runtime gave something up (a shorter context, layers or
-experts in RAM)"): the speed given up is the placement's, not the chooser's."""
+whoever placed them (docs/check-reference.md's tight, which names "layers or experts in RAM" among what is given up):
+the speed given up is the placement's, not the chooser's."""
 
 from __future__ import annotations
 
@@ -39,3 +39,11 @@ def test_layers_asked_into_ram_are_tight_all_on_the_gpu_is_not():
     gpu = next(d for d in every.allocation.devices if d.kind != "cpu")
     assert gpu.total < 0.9 * gpu.capacity
     assert (some.verdict, every.verdict) == ("tight", "fits")
+
+
+def test_layers_asked_into_ram_get_the_all_on_gpu_fix_the_fit_case_gets():
+    # the same fix --fit's placement gets (fixes._all_layers_on_gpu): -ngl 49 puts gemma-3-12b's 48 blocks and its
+    # output layer on the GPU, which the 12 GB card holds under 90 % (the test above)
+    some, _ = check(CheckRequest(model="gemma-3-12b", gpu="rtx-4070", ctx=8192, n_gpu_layers=48))
+    fix = next(f for f in some.fixes if f.title.startswith("Keep every layer on the GPU"))
+    assert "-ngl 49" in fix.command and "verdict tight → fits" in fix.effect

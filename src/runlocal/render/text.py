@@ -53,7 +53,7 @@ def device_groups(devices: Iterable[DeviceMemory]) -> list[tuple[DeviceMemory, i
 VERDICT_MEANING = {
     "fits": "fits: starts and runs these settings with every GPU under 90 % full — the rest is room for the "
             "display, other programs and the runtime's spikes",
-    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said below) — "
+    "tight": "tight: starts, but a device is above 90 % full or something is given up (said below) — "
              "another program or a spike can tip it into out-of-memory",
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
