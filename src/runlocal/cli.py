@@ -144,6 +144,30 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @app.command()
+def hardware(
+    words: list[str] | None = typer.Argument(None, help="words in a device's id, name or alias: 4090, 'm3 max', "
+                                             "'strix halo' (none: the whole catalog)"),
+    min_memory: str | None = typer.Option(None, "--min-memory", help="at least this much memory as marketed, e.g. "
+                                          "24G (a unified-memory system's whole RAM)"),
+    kind: str | None = typer.Option(None, "--kind", help="gpu (desktop) | laptop | apple | unified | cpu, as "
+                                    "best --form and the site's /hardware page"),
+    vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple | generic (CPU RAM)"),
+    as_json: bool = typer.Option(False, "--json", help="the records GET /api/v1/hardware answers"),
+) -> None:
+    """List or search the device catalog: memory, bandwidth, launch price and dated cloud rent per GPU-hour."""
+    from .cli_hardware import run_hardware
+    from .errors import RunlocalError
+
+    try:
+        code = run_hardware(words, min_memory, kind, vendor, as_json)
+    except RunlocalError as e:
+        _fail(e)
+        return
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
 def diagnose(
     file: str = typer.Argument("-", help="a log file, or - for standard input"),
     runtime: str | None = typer.Option(None, "--runtime", "-r"),

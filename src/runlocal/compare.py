@@ -67,6 +67,10 @@ class _Plans:
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
         tp = largest_tp(self.spec, n_gpus) if (n_gpus > 1 and self.planner.pools_kv) else 1   # as `check` picks it
         settings = Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
+        from .runtimes.vllm_unified import starting_share
+
+        if (share := starting_share(self.planner, targets)) is not None:   # vLLM on a DGX Spark: what starts (best's)
+            settings = settings.with_(gpu_memory_utilization=share)
         return tuple(targets), settings.with_(ollama_pull=self.ollama_pull) if self.ollama_pull and quant else settings
 
     def quick(self, targets, quant):

@@ -77,13 +77,12 @@ def _group_alike(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _never_loaded(alias: str, planner) -> bool:
     """A catalog model the runtime refuses whatever the memory (an architecture no llama.cpp build loads, under
-    llama.cpp or Ollama v0.30+: runtimes/arch_support.NO_LLAMA_CPP): not listed as fitting, as `check` refuses it."""
+    llama.cpp or Ollama v0.30+: runtimes/arch_support.NO_LLAMA_CPP; one vLLM dropped, under a release past its last:
+    VLLM_LAST, keyed by the HF class): not listed as fitting, as `check` refuses it."""
     from .model.catalog import find_entry
-    from .runtimes.arch_support import no_release_loads
+    from .runtimes.arch_support import config_never_loads
 
-    entry = find_entry(alias) or {}
-    return no_release_loads(planner.name, getattr(planner, "version", None),
-                            entry.get("config", {}).get("model_type"))
+    return config_never_loads(planner.name, getattr(planner, "version", None), (find_entry(alias) or {}).get("config", {}))
 
 
 def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandwidth_gbs: float | None = None,

@@ -360,9 +360,14 @@ def _budget(f: _Fixer) -> None:
         if new is not None:
             value = new.option(name)
             before, after = f.allocate(s), f.allocate(new)
-            f.try_(f"{verb} {name} to {value}", new,
-                   f"{name} {current} → {value}: KV pool {_kv_words(before)} → {_kv_words(after)}, "
-                   + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"), 2)
+            # refused at start-up (a unified device's free memory below the share of its total: runtimes/vllm_unified.py),
+            # the pool it would have had never exists: the change is that it starts
+            pool = (f"it starts (at {current} the memory free is below that share of the total), KV pool "
+                    f"{_kv_words(after)}"
+                    if before.refusal and before.refusal.startswith("Free memory on device") else
+                    f"KV pool {_kv_words(before)} → {_kv_words(after)}, "
+                    + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"))
+            f.try_(f"{verb} {name} to {value}", new, f"{name} {current} → {value}: {pool}", 2)
             return
 
 
@@ -464,7 +469,7 @@ def _host_swap(f: _Fixer) -> None:
 
 def _unified_share(f: _Fixer) -> None:
     """An AMD APU (Strix Halo) planned at Linux's default GPU share, half its RAM: the same plan with the share raised
-    through the ttm module's pages_limit (hardware/unified_memory.py: the kernel parameter, its unit, the 3/4 share).
+    through the ttm module's pages_limit (hardware/unified_memory.py: the kernel parameter, its unit, RAM − 8 GiB).
     Every layer back on the GPU (f.base), the host keeping the rest of the RAM."""
     from .hardware.catalog import load_devices
     from .hardware.unified_memory import TTM_PAGE_BYTES, raised_gpu_share
@@ -480,9 +485,10 @@ def _unified_share(f: _Fixer) -> None:
         pages = raised // TTM_PAGE_BYTES
         more = [*f.targets[:i], replace(t, capacity=raised), *f.targets[i + 1:]]
         setting = f"echo 'options ttm pages_limit={pages}' | sudo tee /etc/modprobe.d/ttm.conf"
-        f.try_(f"Raise the GPU's share of RAM to {format_bytes(raised)} (Linux: ttm pages_limit; or the BIOS / "
-               "Variable Graphics Memory setting)", f.base,
-               f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}",
+        f.try_(f"Raise the GPU's share of RAM to {format_bytes(raised)} (Linux: ttm pages_limit)", f.base,
+               f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}, "
+               f"{format_bytes(device.memory_bytes - raised)} left to the OS (AMD's guide: raise the TTM limit, keep "
+               "the BIOS VRAM carve-out small; Windows: Variable Graphics Memory)",
                2, targets=more, command=f"{setting}   # reboot, then: {f.runtime.command(f.model, f.base)}")
 
 

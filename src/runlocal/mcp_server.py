@@ -230,8 +230,12 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
                                                             "mlx (default: detected from the log)"))}, ""),
         # `runlocal models`'s contract (request.ModelsRequest), as GET /api/v1/models takes it
         "models": _model("ModelsArgs", _with_help(check_fields(ModelsRequest), {}), ""),
-        "hardware": _model("HardwareArgs", {"query": (str | None, Field(
-            None, description="words in the device id or name, e.g. '4090', 'm3 max', 'h100'"))}, ""),
+        "hardware": _model("HardwareArgs", {
+            "query": (str | None, Field(None, description="words in the device id, name or an alias, e.g. '4090', "
+                                                          "'m3 max', 'strix halo'")),
+            "min_memory": (str | None, Field(None, description="at least this much memory as marketed, e.g. '24G'")),
+            "kind": (str | None, Field(None, description="gpu (desktop) | laptop | apple | unified | cpu")),
+            "vendor": (str | None, Field(None, description="nvidia | amd | intel | apple | generic"))}, ""),
         "system": _model("SystemArgs", {}, ""),
         "errors": _model("ErrorsArgs", {
             "id": (str | None, Field(None, description="an entry id, e.g. 'cuda-oom-load'")),
@@ -337,10 +341,10 @@ def models_doc(a: dict[str, Any]):
 
 
 def hardware_doc(a: dict[str, Any]):
-    """The device catalog, as GET /api/v1/hardware?q= answers it."""
-    from .hardware.catalog import search_devices
+    """The device catalog, as GET /api/v1/hardware?q= and `runlocal hardware --json` answer it."""
+    from .hardware_list import hardware_records
 
-    return [dataclasses.asdict(d) for d in search_devices(a["query"])]
+    return hardware_records(a["query"], min_memory=a.get("min_memory"), kind=a.get("kind"), vendor=a.get("vendor"))
 
 
 def system_doc(_a: dict[str, Any]):
@@ -428,8 +432,9 @@ TOOLS: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {
     "models": (models_doc, ("Search the embedded model catalog (aliases usable as `model`); with fits: the catalog "
                "models that run on this machine or on `gpu`, largest first. Same JSON as `runlocal models "
                "[--fits] --json`."), ()),
-    "hardware": (hardware_doc, ("Search the device catalog (GPUs, Apple silicon, CPUs): memory, bandwidth, price. "
-                 "Same JSON as GET /api/v1/hardware."), ()),
+    "hardware": (hardware_doc, ("Search the device catalog (GPUs, Apple silicon, CPUs) by any name, filtered by "
+                 "memory, kind and vendor: memory, bandwidth, launch price and dated cloud rent per GPU-hour. Same "
+                 "JSON as GET /api/v1/hardware and `runlocal hardware --json`."), ()),
     "system": (system_doc, ("This machine: each GPU's memory free right now and system RAM. Same JSON as "
                "`runlocal system --json`."), ()),
     "errors": (errors_doc, ("The errors knowledge base: one entry by id, or a search; cause, fixes per runtime, "
@@ -478,7 +483,7 @@ def _resources() -> list[Resource]:
                                      "`runlocal models --json`.",
                          fn=lambda: dumps(models_doc({}))),
         FunctionResource(uri="runlocal://hardware", name="hardware", mime_type="application/json",
-                         description="The device catalog: memory, bandwidth, price, sources.",
+                         description="The device catalog: memory, bandwidth, price, rent, sources.",
                          fn=lambda: dumps(hardware_doc({"query": None}))),
     ]
     for entry in kb.load_entries():

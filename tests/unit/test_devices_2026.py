@@ -5,7 +5,8 @@
 - Radeon RX 9060 XT 16 GB (hothardware, 2025-06-04; tweaktown's report of AMD's briefing): 32 CUs, 20 Gbps GDDR6 on
   128 bits = 320 GB/s, 3.13 GHz boost, $349, 821 TOPS INT4 with sparsity = 4 × the dense INT8 rate.
 - Ryzen AI Max 390 / 385 (svethardware.cz's report of AMD's CES 2025 announcement): Radeon 8050S, 32 CUs, the
-  family's 256-bit LPDDR5X-8000 = 256 GB/s.
+  family's 256-bit LPDDR5X-8000 = 256 GB/s; the 8050S's clock up to 2,800 MHz (AMD's figure as cputronic.com quotes it;
+  fpsbench.com's boost clock 2,800 MHz; mends22).
 - ASUS Ascent GX10: the DGX Spark's GB10 system under ASUS's name (ai-muninn.com: "the NVIDIA DGX Spark (and its ASUS
   GX10 variant)")."""
 
@@ -44,3 +45,18 @@ def test_rx_9060_xt_matrix_rates_follow_amds_figures():
 def test_the_names_people_type_resolve_and_are_found(name, device_id):
     assert find_device(name).id == device_id
     assert device_id in {d.id for d in search_devices(name)}
+
+
+def test_the_8050s_is_priced_at_its_published_clock():
+    """By hand: 32 CUs x 512 FLOPs a clock a CU (the RDNA 3.5 rate the 8060S entry uses: 40 x 2.9 GHz x 512 = 59.4)
+    x 2.8 GHz = 45,875 GFLOPS = 45.9 TFLOPS. With a figure, a prompt is priced (it had no prefill speed)."""
+    from runlocal.check import CheckRequest, check
+
+    for device_id in ("ryzen-ai-max-390-64gb", "ryzen-ai-max-385-64gb"):
+        dev = find_device(device_id)
+        assert dev.fp16_tflops == dev.bf16_tflops == pytest.approx(32 * 512 * 2.8 / 1000, abs=0.05)
+        assert "radeon-8050s-clock" in dev.notes and load_sources()["radeon-8050s-clock"].startswith("https://")
+    per_cu_clock = find_device("ryzen-ai-max-395-64gb").fp16_tflops / (40 * 2.9)
+    assert find_device("ryzen-ai-max-385-64gb").fp16_tflops / (32 * 2.8) == pytest.approx(per_cu_clock, rel=0.01)
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="ryzen ai max 385", ctx="8192"))
+    assert plan.speed.get("prefill_tokens_per_s")

@@ -110,4 +110,6 @@ def test_a_library_s_execution_banner_is_no_run():
               "[16:56:46] D:\\a\\utils\\utils\\tvm\\src\\runtime\\vulkan\\vulkan_buffer.cc:61:\n"
               "An error occurred during the execution of TVM.\n"
               "  Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY")
-    assert diagnose_text(pasted).category == "cuda_oom_phase_unstated"
+    # not the run; since session 22 (diagnose22) the chat module's "Initializing" line is read as the load, which is
+    # mlc-llm#38's label (it had been answered "phase not stated")
+    assert diagnose_text(pasted).category == "cuda_oom_load"

@@ -2,6 +2,7 @@
 tuning records (evidence/speed_fit_moe.py), the plan's JSON, text and --explain carry it, other plans do not."""
 
 import math
+from pathlib import Path
 
 from asking import ask
 
@@ -9,6 +10,8 @@ from runlocal.evidence import speed_fit_moe as M
 from runlocal.hardware import backend_speed as BS
 from runlocal.hardware import speed as S
 from runlocal.render.text import speed_phrase
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _ratios():
@@ -81,3 +84,7 @@ def test_intel_on_vulkan_gets_no_other_vendors_spread():
     step = next(s for s in plan.steps if s.label == "prefill speed")
     assert "nor a range: no Intel card's Vulkan MoE prompt is among the measured rows" in step.formula
     assert "unmeasured here" in step.formula and not any(s.label == "prefill range" for s in plan.steps)
+    # why (session 22): the rounds' own logs name the Intel cards whose tables they saw and could not take
+    assert "three collection rounds found no public MoE prompt table of a catalog Intel card" in step.formula
+    log = (ROOT / "measurements/speed/held_out/moeprefill3_queries.md").read_text()
+    assert all(card in log for card in ("Arc Pro B70", "Arc B390", "Arc 140T", "two A770s"))

@@ -83,7 +83,7 @@ def test_the_round_is_scored_apart_from_round_one_and_from_the_fit():
     # round 1's held-out loader leaves the round's file out; the fit's loader leaves its tuning scope out
     assert not any(r["_file"].startswith("held_out/moeprefill") for r in F.load_held_out())
     assert not any(r.get("fit_scope") == "moe_prefill" for r in F.load_records())
-    assert {r.rec["_file"] for r in M.held_out_rows()} <= {"held_out/moeprefill2.jsonl"}
+    assert {r.rec["_file"] for r in M.held_out_rows()} <= {"held_out/moeprefill3.jsonl"}
     tuning = M.tuning_rows()
     assert len(tuning) == 33 and all(r.backend == "vulkan" and r.n_experts for r in tuning)
     # no dense entry is fitted on a Vulkan MoE prompt row

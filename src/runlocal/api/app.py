@@ -416,11 +416,16 @@ def _catalog_router(pool: PlanningPool) -> APIRouter:
             return await pool.run(models_answer, request)
         return await pool.run(fitting, request, key=f"models{request!r}")
 
-    @router.get("/api/v1/hardware", response_model=list[DeviceDoc])
-    def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
-        from ..hardware.catalog import search_devices
+    @router.get("/api/v1/hardware", response_model=list[DeviceDoc], responses=ERROR_RESPONSES)
+    def hardware(q: Annotated[str | None, Query(max_length=100)] = None,
+                 min_memory: Annotated[str | None, Query(max_length=40)] = None,
+                 kind: Annotated[str | None, Query(max_length=20)] = None,
+                 vendor: Annotated[str | None, Query(max_length=20)] = None):
+        """The catalog devices every word of q names (id, name or an alias), filtered: the same records as
+        `runlocal hardware --json` and MCP's hardware tool (hardware_list.device_record)."""
+        from ..hardware_list import hardware_records
 
-        return [asdict(d) for d in search_devices(q)]
+        return hardware_records(q, min_memory=min_memory, kind=kind, vendor=vendor)
 
     @router.get("/api/v1/errors", response_model=list[ErrorEntryDoc])
     def errors(q: Annotated[str | None, Query(max_length=200)] = None):

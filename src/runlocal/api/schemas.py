@@ -379,6 +379,16 @@ class DeviceDoc(_Open):
     memory_bytes: int | None = None
     bandwidth_gbs: float | None = None
     source: Any = None
+    aliases: list[str] = []
+    form_factor: str | None = None          # shopping.FORM_FACTORS: what the `kind` filter reads (a laptop card: laptop)
+    gpu_usable_bytes: int | None = None     # a unified-memory system's default GPU share of its RAM; else memory_bytes
+    price_usd: float | None = None          # the launch price (choose.device_price), with when it was set and its page
+    price_as_of: str | None = None
+    price_source: str | None = None
+    rent_usd_per_gpu_hour: float | None = None   # cheapest on-demand offer of one GPU (data/cloud_prices.json)
+    rent_provider: str | None = None
+    rent_price_date: str | None = None
+    rent_url: str | None = None
 
 
 class ErrorEntryDoc(_Open):

@@ -26,7 +26,9 @@ an executing program, a replica's execution, an inference call failing, a progra
 accelerate's ``prepare_model``; round 29's, diagnose25: a web UI's run button clicked, an image the user tried to make,
 a request said to be received, the models said to load fine; round 30's, diagnose26: a cuDNN call, a workflow said
 to be executing; round 31's, diagnose27: XLA's compiled program executing, a pipeline's call on one input; and, as
-numbers, one XLA array refused larger than any model's largest weight array, cuda_oom.MAX_WEIGHT_ARRAY).
+numbers, one XLA array refused larger than any model's largest weight array, cuda_oom.MAX_WEIGHT_ARRAY; session 22's
+diagnose22: loaders and start-up steps in their own words and frames — exllamav2's autosplit, nn.Module._apply,
+TurboMind's weights, MLC's chat module, TensorRT's tactics, TGI's warm-up).
 A batch size said in prose is no evidence: the
 threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
@@ -87,7 +89,37 @@ LOAD = re.compile(
     r"|\blimit[_-]mm[_-]per[_-]prompt\b"
     # KoboldAI's API endpoint that loads a model: PUT /api/v1/model (or /api/latest/model; aiserver.py put_model, "Load
     # a model"), under the same out-of-memory wrapper as its generate endpoints (REQUEST_WRAPPER)
-    r"|\bput\b[^\n]{0,40}?/api/(?:v1|latest)/model\b")
+    r"|\bput\b[^\n]{0,40}?/api/(?:v1|latest)/model\b"
+    # -- loaders and start-up steps in their own words (session 22, diagnose22; scoring/phase_unstated_load_forms22.txt:
+    # 20 tuning texts labelled the load answered "phase not stated" carry one, no tuning text labelled the run does) --
+    # exllamav2 placing its modules across the cards (model.py: load_autosplit_gen raises "Insufficient VRAM for model
+    # and cache", a gpu_split load asserts "Insufficient space in device allocation" when a module's footprint fits no
+    # card left; exllamav3's "... in split for model and cache") and a traceback's frame inside a function named load*
+    # (exllamav2's linear.py ``in load``): the weights being placed
+    r"|load_autosplit|insufficient vram (?:in split )?for model and cache|insufficient space in device allocation"
+    r"|\bin load\w*\s*$"
+    # the load said to have failed ("could not load model (no success): Unexpected err=OutOfMemoryError", LocalAI's
+    # model loader relaying its backend's LoadModel), around an out-of-memory: that is when it ran out
+    r"|\b(?:could not|couldn't|failed to|unable to) load (?:the )?model\b"
+    # PyTorch moving or casting a module's weights (torch/nn/modules/module.py: ``_apply`` applies ``.to`` / ``.cuda``
+    # / ``.half`` to each parameter, ``param_applied = fn(param)``, ``return t.to(``) and a weight tensor being made
+    # (``Parameter(torch.Tensor(out, in))`` in a layer's constructor): the model being placed
+    r"|param_applied = fn\(param\)|\bin _apply\s*$|return t\.to\(|parameter\(torch\.(?:tensor|empty)\("
+    # LMDeploy's TurboMind making each card's weights and model instance (turbomind.py _create_weight_func ->
+    # create_shared_weights, _create_model_instance) and LLaVA's loader (llava/model/builder.py load_pretrained_model,
+    # transformers' _load_pretrained_model above): start-up
+    r"|create_shared_weights|_create_weight_func|_create_model_instance|load_pretrained_model"
+    # MLC LLM's chat module loading a model (ChatModule(...) -> LLMChat::Reload; "Initializing the chat module") and
+    # WebLLM's engine reload ("Device was lost during reload"): the weights being placed
+    r"|llmchat::reload|chatmodule\(|initiali[sz]ing the chat module|\bduring reload\b"
+    # TensorRT's builder timing its tactics ("Skipping tactic 2 due to insufficient memory", "Tactic Device request:
+    # 172032MB Available: 45623MB"): an engine being built; CUDA graphs captured, hyphenated ("crashes during
+    # CUDA-graph capture"); TGI's warm-up refusal ("Not enough memory to handle 16000 total tokens with 2 prefill
+    # tokens", server/text_generation_server/models/flash_causal_lm.py warmup): the start-up
+    r"|skipping tactic|tactic device request|cuda-graphs? capture|captur\w* cuda-graphs?"
+    r"|not enough memory to handle \d+ (?:total|prefill) tokens"
+    # the user asking whether the card is enough to load it ("Is 48 GB not enough to load the model?")
+    r"|\b(?:enough|able) to load\b")
 # an input said to grow until the failure ("When `seq_len` get larger and larger … finally gets OOM", "Inference with inputs
 # with sequence length increased will cause OOM", intel-extension-for-pytorch#489): the model had loaded and ran, so
 # these words are both the run and the load said to be over (LOADED)

@@ -281,7 +281,11 @@ first in 6e9ca636, committed whole in ba588440, one in-round duplicate dropped b
 after diagnose21b's tuning (17/27 with the phase-neutral answer exact for no label); diagnose21c moved it out of
 ``held_out/`` in session 21, before round 71 was added: it is tuning data. Round 71 (session 21;
 ``round71_pages.jsonl``, 13 Hugging Face discussions, 2 memory failures and 11 look-alikes — collect71, rule first in
-22870bb3, committed whole in 4e121f86) is held out, scored once by the lead after diagnose21c's tuning (11/13).
+22870bb3, committed whole in 4e121f86), scored once by the lead after diagnose21c's tuning (11/13); diagnose22 moved it
+out of ``held_out/`` in session 22, before round 72 was added: it is tuning data. Round 72 (session 22;
+``held_out/round72_pages.jsonl``, 1 look-alike from a page off GitHub and Hugging Face — collect72, rule first in
+cfac92c8, committed whole in 15c57f06: the stored web-page corpus returned no question-and-answer page and no
+takeable memory failure to 40 queries) is held out, scored once by the lead after diagnose22's tuning (1/1).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

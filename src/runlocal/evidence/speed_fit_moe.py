@@ -16,10 +16,18 @@ Since session 20 a plan prints a range instead of nothing (backend_speed.MOE_PRE
 figure × the measured spread of its vendor group's tuning rows, on ROCm's per-expert fallback and SYCL the dense
 formula × (the slowest tuning row's ratio … 1.0). range_ratios reads those ratios off the rows; the report scores
 each row inside or outside its range (the tuning rows set the ends, so they are inside by construction; the held-out
-rows are the check)."""
+rows are the check).
+
+Session 22 (round moeprefill3, rule held_out/moeprefill3_queries.md: committed repository files, pages, scoreboards)
+found 3 Metal rows from one source and no held-out source, so the ranges are still unvalidated. What a figure would
+be is written down before any later round is read (CANDIDATE_SHARES: one constant per range group, fitted on the
+tuning rows only, checked leave-one-source-out on them), so that the next round with held-out rows scores (a) the
+range and (b) that figure once, by the pass criteria of the rule (score_held_out). The round's Metal rows check the
+figure a Metal plan prints (the dense formula; report_metal)."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 from collections.abc import Iterator
@@ -30,7 +38,7 @@ from ..hardware import speed as S
 from .speed_fit import Row, build_rows, load_held_out, load_records, predict_row, prefill_row, unmodelled_prefill
 
 SCOPE = "moe_prefill"
-HELD_OUT_ROUND = "moeprefill2"
+HELD_OUT_ROUND = "moeprefill3"    # the latest round: moeprefill2 and moeprefill3 had no held-out rows
 
 
 def scored(rows: list[Row]) -> list[Row]:
@@ -114,7 +122,7 @@ def range_ratios(pairs: list[tuple[Row, float]]) -> dict[tuple[str, str], list[f
 def report_ranges(consts: dict[str, S.Fit], split_ms: float) -> None:
     """Each range group's rows inside / outside backend_speed.MOE_PREFILL_RANGES, tuning and held out apart."""
     parts = (("tuning", priced_rows(tuning_rows(), fallback_rows(), consts, split_ms)),
-             ("held out (held_out/moeprefill2.jsonl)", priced_rows(held_out_rows(), fallback_rows(
+             (f"held out (held_out/{HELD_OUT_ROUND}.jsonl)", priced_rows(held_out_rows(), fallback_rows(
                  [r for r in load_held_out(HELD_OUT_ROUND) if r.get("backend") in ("rocm", "sycl")]), consts, split_ms)))
     print("\nMoE prefill ranges (backend_speed.MOE_PREFILL_RANGES: printed where no MoE prompt figure is validated)")
     print(f"  {'rows':38} {'group':14} {'n':>3} {'sources':>7} {'ratio min':>9} {'max':>6} {'range':>13} {'inside':>7}")
@@ -134,7 +142,8 @@ def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool
     """Tuning and held-out MoE prompt rows on Vulkan: every row, then median |error| with the term and by the dense
     formula."""
     for title, rows, rule in (("tuning", tuning_rows(), "moeprefill_queries.md, moeprefill2_queries.md"),
-                              ("held out (held_out/moeprefill2.jsonl)", held_out_rows(), "moeprefill2_queries.md")):
+                              (f"held out (held_out/{HELD_OUT_ROUND}.jsonl)", held_out_rows(),
+                               f"{HELD_OUT_ROUND}_queries.md")):
         got = errors(rows, consts, split_ms)
         print(f"\nMoE prefill on Vulkan, {title}: {len(got)} rows (backend_speed.vulkan_expert_factor; rule "
               f"held_out/{rule})")
@@ -156,6 +165,103 @@ def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool
               f"max {max(term):.1f}%) against {statistics.median(dense):.1f}% by the dense formula; "
               f"{len(got)} rows from {sources} sources")
     report_ranges(consts, split_ms)
+    report_candidates(consts, split_ms)
+    report_metal(consts, split_ms)
+    score_held_out(consts, split_ms)
+
+
+# The figure each range group would print instead of its range (session 22, before any later round is read): the
+# tuning rows' median measured ÷ priced, rounded to 0.01, times what the group prices — Vulkan: the padded mul_mm_id
+# tiles (backend_speed.vulkan_expert_factor, from ggml-vulkan's matmul_id tile selector), so the constant is the share
+# of the dense rate the expert GEMMs reach on that vendor's path; ROCm's per-expert fallback and SYCL: the dense
+# formula, so the constant is the launch- and sync-bound slowdown of their one-GEMM-per-expert path (ggml-cuda
+# ggml_cuda_mul_mat_id's fallback, ggml-sycl ggml_sycl_mul_mat_id), which the source does not size. Read off 33
+# Vulkan rows (12 sources, two cards: the RTX 5090 and, but for one RX 7900 XT table, the Radeon 8060S), 44 ROCm rows
+# (one model, GLM-4.5-Air, on the 8060S, four commits of one results file) and 1 SYCL row. Not applied to plans: no
+# held-out round has had rows (moeprefill2, moeprefill3); test_moe_prefill_candidates checks them against the rows.
+CANDIDATE_SHARES = {("vulkan", "amd"): 0.82, ("vulkan", "nvidia"): 1.49, ("rocm", ""): 0.42, ("sycl", ""): 0.11}
+PASS_MDAPE, PASS_ROWS, PASS_SOURCES, RANGE_INSIDE = 25.0, 4, 2, 0.80     # the rule's criteria (moeprefill3_queries.md)
+
+
+def tuning_pairs(consts: dict[str, S.Fit], split_ms: float) -> list[tuple[Row, float]]:
+    """(row, priced) for every tuning row the ranges and the candidate figures are read from."""
+    return priced_rows(tuning_rows(), fallback_rows(), consts, split_ms)
+
+
+def leave_one_source_out(pairs: list[tuple[Row, float]], group: tuple[str, str]) -> list[float]:
+    """|error| % of each of ``group``'s rows priced with the median ratio of the group's rows from other sources: the
+    candidate figure's out-of-source error on the tuning rows (no held-out rows exist to do better)."""
+    rows = [(r.rec["source_url"], r.measured / p) for r, p in pairs if range_group(r) == group]
+    out = []
+    for source in sorted({s for s, _ in rows}):
+        rest = [v for s, v in rows if s != source]
+        if rest:
+            share = statistics.median(rest)
+            out += [abs(share / v - 1) * 100 for s, v in rows if s == source]
+    return out
+
+
+def report_candidates(consts: dict[str, S.Fit], split_ms: float) -> None:
+    """Each group's candidate figure on its tuning rows: in sample, and leave-one-source-out."""
+    pairs = tuning_pairs(consts, split_ms)
+    print("\nMoE prefill candidate figures (CANDIDATE_SHARES × what the group prices; tuning rows only, not applied)")
+    print(f"  {'group':14} {'share':>5} {'n':>3} {'sources':>7} {'as priced':>9} {'in sample':>9} {'LOSO':>6} {'LOSO p90':>8}")
+    for group, values in sorted(range_ratios(pairs).items()):
+        share = CANDIDATE_SHARES[group]
+        loso = sorted(leave_one_source_out(pairs, group))
+        sources = len({r.rec["source_url"] for r, _ in pairs if range_group(r) == group})
+        cells = (f"{statistics.median(loso):5.1f}% {loso[max(0, math.ceil(0.9 * len(loso)) - 1)]:7.1f}%" if loso
+                 else f"{'-':>6} {'-':>8}")
+        print(f"  {'/'.join(g for g in group if g):14} {share:5.2f} {len(values):3} {sources:7} "
+              f"{statistics.median([abs(1 / v - 1) * 100 for v in values]):8.1f}% "
+              f"{statistics.median([abs(share / v - 1) * 100 for v in values]):8.1f}% {cells}")
+
+
+def metal_rows() -> list[Row]:
+    """The moe_prefill scope's Metal prompt rows (round moeprefill3's tuning part): what a Metal plan prints is the
+    dense formula (no MoE term, no range), so they check that figure."""
+    return [r for r in build_rows(load_records(scope=SCOPE)) if r.backend == "metal" and r.kind == "pp"]
+
+
+def report_metal(consts: dict[str, S.Fit], split_ms: float) -> None:
+    got = [(r, p) for r in metal_rows() if (p := predict_row(r, consts, split_ms))]
+    print(f"\nMoE prefill on Metal, tuning: {len(got)} rows (the dense formula a Metal plan prints; rule "
+          "held_out/moeprefill3_queries.md)")
+    for r, p in got:
+        print(f"  {r.rec['device']:24} {r.rec['model']:24} {r.rec['quant']:8} {r.rec['test']:8} ubatch {r.ubatch:5} "
+              f"{r.measured:9.1f} {p:8.1f} {(p / r.measured - 1) * 100:+6.1f}%")
+
+
+def held_out_verdicts(pairs: list[tuple[Row, float]]) -> dict[tuple[str, str], tuple[str, str]]:
+    """Per range group of held-out (row, priced) pairs: (the range's verdict, the candidate figure's), by the rule's
+    criteria: PASS_ROWS rows from PASS_SOURCES sources or "too few to judge"; the range holds with RANGE_INSIDE of the
+    rows inside it, the figure passes with a median |error| <= PASS_MDAPE %."""
+    out = {}
+    for group, values in range_ratios(pairs).items():
+        sources = len({r.rec["source_url"] for r, _ in pairs if range_group(r) == group})
+        if len(values) < PASS_ROWS or sources < PASS_SOURCES:
+            out[group] = ("too few to judge", "too few to judge")
+            continue
+        rng, share = BS.MOE_PREFILL_RANGES[group], CANDIDATE_SHARES[group]
+        inside = sum(rng.low <= v <= rng.high for v in values) / len(values)
+        mdape = statistics.median([abs(share / v - 1) * 100 for v in values])
+        out[group] = (f"{'holds' if inside >= RANGE_INSIDE else 'FAIL'} ({inside:.0%} inside)",
+                      f"{'pass' if mdape <= PASS_MDAPE else 'FAIL'} (MdAPE {mdape:.1f}%)")
+    return out
+
+
+def score_held_out(consts: dict[str, S.Fit], split_ms: float) -> None:
+    """The latest round's held-out rows against (a) the ranges and (b) the candidate figures, once."""
+    recs = load_held_out(HELD_OUT_ROUND)
+    pairs = priced_rows(held_out_rows(), fallback_rows([r for r in recs if r.get("backend") in ("rocm", "sycl")]),
+                        consts, split_ms)
+    verdicts = held_out_verdicts(pairs)
+    print(f"\nMoE prefill, held out (held_out/{HELD_OUT_ROUND}.jsonl): {len(pairs)} rows; (a) the range, (b) the "
+          "candidate figure")
+    if not verdicts:
+        print("  none: every group too few to judge (the ranges stay unvalidated, no figure is adopted)")
+    for group, (range_verdict, figure_verdict) in sorted(verdicts.items()):
+        print(f"  {'/'.join(g for g in group if g):14} (a) {range_verdict}; (b) {figure_verdict}")
 
 
 if __name__ == "__main__":   # pragma: no cover

@@ -20,8 +20,8 @@ instead:
   formula, its held-out rows 92.3 % against 144.5 % (FAIL): not applied (VULKAN_MOE_APPLIED), so Vulkan is declined too.
 Declined on these three backends, a plan prints a range instead of a figure since session 20 (MOE_PREFILL_RANGES:
 the figure the cost model prices × the measured spread of the tuning rows, or × the slowest row … 1.0 where the
-source bounds the per-expert path by the dense rate); the round that was to check it (moeprefill2) found no
-held-out rows, so every range is unvalidated and says so.
+source bounds the per-expert path by the dense rate); the rounds that were to check it (moeprefill2, and
+moeprefill3 in session 22) found no held-out rows, so every range is unvalidated and says so.
 
 MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read
 from ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
@@ -109,7 +109,8 @@ def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | No
         why = VULKAN_MOE_DECLINED + (": a range is (the prefill range step)" if moe_prefill_range(backend, vendor)
                                      else f"; nor a range: no {(vendor or 'such').title()} card's Vulkan MoE prompt is "
                                      "among the measured rows (the ranges rest on NVIDIA's and AMD's cards), so it is "
-                                     "unmeasured here")
+                                     "unmeasured here" + (INTEL_VULKAN_MOE_UNMEASURED if (vendor or "").lower() ==
+                                                          "intel" else ""))
     if why:
         return f"not modelled for a mixture of experts on {backend}: {why}"
     if backend == "cuda":
@@ -438,6 +439,12 @@ VULKAN_EXPERT_SHARE = 1.0
 # read 22.2 % against 50.0 % but split by vendor: AMD's mostly too fast, the RTX 5090's too slow (the dense Vulkan rate
 # already is there). evidence/speed_fit_moe.py scores the term as if applied; True prints the figure.
 VULKAN_MOE_APPLIED = False
+# why an Intel card on Vulkan gets neither a figure nor a range (session 22): the three collection rounds
+# (measurements/speed/held_out/moeprefill_queries.md, moeprefill2_queries.md, moeprefill3_queries.md) found no MoE
+# prompt table of a catalog Intel card that met their rule
+INTEL_VULKAN_MOE_UNMEASURED = (" (three collection rounds found no public MoE prompt table of a catalog Intel card: "
+                               "those held are of the Arc Pro B70, Arc B390 and Arc 140T, which the catalog lacks, of "
+                               "two A770s at once, or with the experts on the CPU)")
 VULKAN_MOE_DECLINED = (
     "ggml-vulkan multiplies each expert only by the tokens routed to it (mul_mm_id, one dispatch over every expert, "
     f"tiles padded to a width picked against the mean tokens an expert receives: {VULKAN_ID_TILE_SOURCE}); that padding "
@@ -501,7 +508,8 @@ def moe_range_words(rng: MoePrefillRange, figure: float, backend: str) -> tuple[
     """--explain's formula and value for a MoE prompt's range around its unvalidated ``figure`` (tokens/s)."""
     rows = f"{rng.rows} tuning row{'s' if rng.rows != 1 else ''} from {rng.sources} source{'s' if rng.sources != 1 else ''}"
     return (f"MoE prompt on {backend}, no figure validated: {figure:,.0f} tokens/s priced by {rng.priced} × "
-            f"{rng.low:g} … {rng.high:g} ({rng.basis}; {rows}; unvalidated: the moeprefill2 round had no held-out rows)",
+            f"{rng.low:g} … {rng.high:g} ({rng.basis}; {rows}; unvalidated: the moeprefill2 and moeprefill3 rounds "
+            "found no held-out rows)",
             f"{figure * rng.low:,.0f}–{figure * rng.high:,.0f} tokens/s (range)")
 
 

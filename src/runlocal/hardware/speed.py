@@ -69,6 +69,7 @@ from .recurrent_speed import (
     state_traffic_words,
     with_scan,
 )
+from .soc_prompt import soc_cuda_gap
 from .token_work import (
     UBATCH,
     active_matmul_params,
@@ -669,7 +670,8 @@ def prompt_path(quant: str | None, place: GPUPlace, ubatch: int) -> tuple[str | 
 def prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
     """Why a plan's prompt is not predicted on its first GPU: a GTX 16xx's tensor-core kernels without tensor cores
     (nvidia_peak.tensor_core_gap), else a MoE prompt's gap (moe_prompt_gap); None where it is predicted."""
-    return tensor_core_gap(place.dev, place.backend, place.ggml) or moe_prompt_gap(model, place, quant, ubatch, alloc)
+    return (tensor_core_gap(place.dev, place.backend, place.ggml) or moe_prompt_gap(model, place, quant, ubatch, alloc)
+            or soc_cuda_gap(place.dev, place.klass, f"{place.klass}/cuda" in FIT))
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:

@@ -214,7 +214,7 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
             formula, value = moe_range_words(p.moe_range[1], p.moe_range[0], p.first_gpu.backend)
             steps.append(("prefill range", formula, value,
                           "hardware/backend_speed.MOE_PREFILL_RANGES (evidence/speed_fit_moe.py; rule "
-                          "measurements/speed/held_out/moeprefill2_queries.md)"))
+                          "measurements/speed/held_out/moeprefill2_queries.md, moeprefill3_queries.md)"))
     steps.append(ttft_step(p))
     return steps
 

@@ -10,7 +10,8 @@ architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build b
 older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
 it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked, but for an
 architecture no llama.cpp build loads at all (NO_LLAMA_CPP), refused under llama.cpp, Ollama v0.30+ and mlx-lm whatever
-the build; an architecture the table does not hold is not checked either, and a named build says so in the same note.
+the build, and for an HF architecture vLLM dropped (VLLM_LAST), refused under vLLM past its last release, the current
+one included; an architecture the table does not hold is not checked either, and a named build says so in the same note.
 One dict lookup per plan: nothing of the planner's own work (compute table, memos) moves.
 """
 
@@ -20,7 +21,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from .versions import OLLAMA_LLAMA_SERVER_FROM, RuntimeVersion, ollama_llama_cpp, parse_version
+from .versions import OLLAMA_LLAMA_SERVER_FROM, RuntimeVersion, ollama_llama_cpp, parse_version, release3
 
 TABLE = "arch_support.json"
 CANNOT_LOAD = "the build cannot load the model"   # a refused plan's speed["not_predicted"]
@@ -46,6 +47,36 @@ VLLM_FIRST: dict[str, tuple[str, str]] = {
     # deepseek-ai/DeepSeek-V3 PR #9 (simon-mo, 2024-12-27): "vLLM v0.6.5 supports Deepseek V3"; vllm issue #11559
     # (a maintainer) says since v0.6.6: the earlier is used, so no release that may load it is refused
     "deepseek_v3": ("0.6.5", "deepseek-ai/DeepSeek-V3 PR #9; vllm-project/vllm issue #11559"),
+    # the 0.6.2 sdist's vllm/model_executor/models/__init__.py:104 registers MllamaForConditionalGeneration, 0.6.1.post2's
+    # has no Mllama (measurements/vllm_gone/releases.txt); vllm-project/vllm PR #8811, issue #8826 (`vllm serve
+    # meta-llama/Llama-3.2-11B-Vision-Instruct` on 0.6.2)
+    "mllama": ("0.6.2", "vllm-project/vllm PR #8811, issue #8826"),
+}
+
+# vLLM: the last release that serves an HF architecture a later release dropped, for each the catalog uses, keyed by
+# the config's architectures[0] as registry.py keys it. From measurements/vllm_gone (gone.txt, 38 sdists 0.9.2–0.33.0):
+# vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS lists it with that release in every release
+# from ``dropped`` on, and none of them has it in its own tables. Of the catalog's architectures only Mllama is listed.
+VLLM_LAST: dict[str, dict[str, str]] = {
+    "MllamaForConditionalGeneration": {
+        "last": "0.10.2", "dropped": "0.11.0",
+        # PR #24907 removed the V0 encoder-decoder models but Whisper; registry.py:343 in 0.11.0, :857 in 0.33.0
+        "source": ("vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS "
+                   "{\"MllamaForConditionalGeneration\": \"0.10.2\"} (0.11.0 :343 … 0.33.0 :857; vllm-project/vllm "
+                   "PR #24907)"),
+        # inspect_model_cls tries the Transformers backend (_try_resolve_transformers) before _raise_for_unsupported
+        # with --model-impl auto (0.10.1–0.33.0); transformers' MllamaPreTrainedModel is _supports_attention_backend
+        # (4.52 on), so the fallback takes it as TransformersForMultimodalLM, which sizes an image through the
+        # processor's _get_num_multimodal_tokens — MllamaProcessor has none (transformers 4.55–5.23 read;
+        # huggingface/transformers#41749): vllm-project/vllm#27198 (0.11.0, transformers 4.57.1) stops there.
+        "server": ("with the default --model-impl auto its Transformers-backend fallback takes the architecture "
+                   "first and start-up stops with \"AttributeError: 'MllamaProcessor' object has no attribute "
+                   "'_get_num_multimodal_tokens'\" (vllm-project/vllm#27198 on 0.11.0; huggingface/transformers#41749"
+                   "); with --model-impl vllm: \"Model architecture MllamaForConditionalGeneration was supported in "
+                   "vLLM until v0.10.2, and is not supported anymore.\""),
+        "others": ("transformers 4.45 or later (--runtime transformers plans it), mlx-vlm on Apple silicon "
+                   "(mlx_vlm/models/mllama), Ollama v0.4.0–v0.24.0 (its own engine)"),
+    },
 }
 
 
@@ -92,11 +123,21 @@ NO_BUILD_LOADS = "no build of the runtime loads the model"   # speed["not_predic
 
 def no_release_loads(runtime: str, version_text: str | None, arch: str | None) -> bool:
     """Whether no update of this runtime loads ``arch`` (a NO_LLAMA_CPP architecture under llama.cpp, or under Ollama
-    v0.30+): the answer's "no fix" says another runtime or an older Ollama, not "update it"."""
+    v0.30+; a VLLM_LAST architecture — the HF class — under a vLLM release past its last): the answer's "no fix" says
+    another runtime or an older release, not "update it"."""
+    if runtime == "vllm":
+        return vllm_dropped(version_text, arch) is not None
     if (arch or "") not in NO_LLAMA_CPP or runtime not in ("llama.cpp", "ollama", "mlx"):
         return False
     return (runtime in ("llama.cpp", "mlx") or version_text is None
             or parse_version(runtime, version_text).at_least(*OLLAMA_LLAMA_SERVER_FROM))
+
+
+def config_never_loads(runtime: str, version_text: str | None, config: dict) -> bool:
+    """no_release_loads for a model's HF config: vLLM's table is keyed by the architecture class (architectures[0]),
+    the others by model_type."""
+    arch = (config.get("architectures") or [None])[0] if runtime == "vllm" else config.get("model_type")
+    return no_release_loads(runtime, version_text, arch)
 
 
 def no_build_loads(runtime: str, version_text: str | None, arch: str | None) -> tuple[str | None, str]:
@@ -203,6 +244,8 @@ def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
     arch_refusal; ("", None) words when the planner names no build of llama.cpp or Ollama. An architecture no
     llama.cpp build loads (NO_LLAMA_CPP) is refused for llama.cpp and Ollama whether a build is named or not."""
     version = getattr(planner, "version", None)
+    if planner.name == "vllm" and vllm_dropped(version, spec.architecture):   # named or the current release
+        return (*vllm_gone_refusal(version, spec.architecture), spec.architecture)
     never = model_arch(spec) or spec.family
     if never in NO_LLAMA_CPP and planner.name in ("llama.cpp", "ollama", "mlx"):    # any build, named or not
         refused, how = no_build_loads(planner.name, version, never)
@@ -235,6 +278,28 @@ def arch_refusal(runtime: str, version_text: str | None, arch: str | None) -> tu
     return (f"llama.cpp b{version.key[0]} cannot load this model: {LOADER.format(arch=arch)}. First loaded by {can}. "
             f"Update llama.cpp: b{build} or later (https://github.com/ggml-org/llama.cpp/releases/tag/b{build}; from "
             "source: git pull, then rebuild)"), how
+
+
+def vllm_dropped(version_text: str | None, architecture: str | None) -> dict[str, str] | None:
+    """The VLLM_LAST row when this vLLM release (None: the current one, 0.33.0) is past the last that serves
+    ``architecture`` (the HF class), else None."""
+    row = VLLM_LAST.get(architecture or "")
+    if row is None:
+        return None
+    if version_text is not None and release3(parse_version("vllm", version_text).key) <= release3(_key(row["last"])):
+        return None
+    return row
+
+
+def vllm_gone_refusal(version_text: str | None, architecture: str) -> tuple[str, str]:
+    """(the refusal of a vLLM release past the last that serves ``architecture``, naming that release and the
+    runtimes that load it; the --explain line)."""
+    row = VLLM_LAST[architecture]
+    who = f"vLLM {version_text}" if version_text else "vLLM (the current release)"
+    how = f"'{architecture}' served up to vLLM {row['last']}, dropped in {row['dropped']}: {row['source']}"
+    return (f"{who} cannot load this model: vLLM {row['dropped']} dropped {architecture} ({row['source']}); "
+            f"{row['server']} — the last release that loads it: pip install 'vllm=={row['last']}' (plan it: "
+            f"--runtime vllm=={row['last']}); or another runtime: {row['others']}"), how
 
 
 def _vllm(version: RuntimeVersion, model_type: str) -> tuple[str | None, str]:

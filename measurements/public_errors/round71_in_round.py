@@ -1,8 +1,8 @@
-"""Round 71's in-round duplicate test (its rule's test e): no two texts of next/round71_pages.jsonl share their longest
+"""Round 71's in-round duplicate test (its rule's test e): no two texts of round71_pages.jsonl (collected in next/; tuning data since diagnose22) share their longest
 line (40 characters or more, whitespace and case folded, as check_round.longest_line), and — the stricter form round 70's
 pair called for — no text's longest line stands inside another text of the round. check_round.py compares a round with
 the corpus, not with itself; this compares the round with itself. Prints each clash and exits non-zero on any.
-Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/next/round71_in_round.py``."""
+Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/round71_in_round.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check_round import longest_line, norm  # noqa: E402
 
 ROUND = Path(__file__).resolve().parent / "round71_pages.jsonl"
