@@ -254,7 +254,7 @@ def quick_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, r
     weights = weights or estimate(model, settings.quant)
     alloc = runtime.allocate(model, weights, settings, targets)
     tokens, steps = speed(model, weights, alloc, targets)
-    return QuickPlan(weights, alloc, verdict(alloc), tokens, steps)
+    return QuickPlan(weights, alloc, verdict(alloc, model), tokens, steps)
 
 
 def _check_settings(settings: Settings) -> None:

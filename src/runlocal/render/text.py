@@ -53,7 +53,7 @@ def device_groups(devices: Iterable[DeviceMemory]) -> list[tuple[DeviceMemory, i
 VERDICT_MEANING = {
     "fits": "fits: starts and runs these settings with every GPU under 90 % full — the rest is room for the "
             "display, other programs and the runtime's spikes",
-    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said below) — "
+    "tight": "tight: starts, but a device is above 90 % full or something is given up (said below) — "
              "another program or a spike can tip it into out-of-memory",
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
@@ -269,9 +269,13 @@ def no_fix_phrase(plan: Plan) -> str:
         return f"No fix: no setting {plan.runtime} offers gets past its refusal here — another runtime (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
-    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
-            if over else "")
-    more = (" — a machine with more unified memory" if worst.kind == "unified" else " — more or larger devices")
+    # the shortfall itself: what more memory (or a smaller model) has to make up — review22 #12, where context and
+    # quant fixes that could not close a 27.5 GiB gap were offered by diagnose
+    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)} "
+            f"({format_bytes(worst.total - worst.capacity)} short)" if over else "")
+    more = (" — a machine with more unified memory" if worst.kind == "unified"
+            else " — more RAM, or a GPU that holds part of it" if worst.kind == "cpu" and len(plan.allocation.devices) == 1
+            else " — more or larger devices")
     return f"No fix: no setting {plan.runtime} offers makes it fit here{need}{more}, or a smaller model."
 
 
