@@ -421,7 +421,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
     # a recurrent layer's state, moved as llama.cpp's current graph does on this backend (recurrent_speed.py)
-    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model, backend=backend)
+    w = weight_bytes * read_fraction(model, quant) + recurrent_state_traffic(model, backend=backend)
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
     rec = extra_layers(model) if klass != "cpu" else 0.0     # the recurrent layers' extra kernels, on a GPU
     if split == "tensor" and n_devices > 1:
@@ -511,14 +511,15 @@ def _catalog_device(t) -> Device | None:
 
 
 def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float, reads: WeightReads,
-                 kv_read: float, scores: float = 0.0, state: float = 0.0) -> tuple[list[Part], GPUPlace | None, float]:
+                 kv_read: float, scores: float = 0.0, state: float = 0.0,
+                 quant: str | None = None) -> tuple[list[Part], GPUPlace | None, float]:
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU; the score
     bytes counted. ``scores``: the F32 attention scores' bytes a token moves with flash attention off
     (build_era.score_bytes), counted only on a device whose KV factor is the flash-attention one (a factor fitted on
     older builds, which ran without flash attention, holds them already), each device its share of the KV. ``state``:
     the bytes a token moves through the recurrent layers' states (planned_state), moved by the device holding each."""
     s = alloc.settings
-    frac = rest_read_fraction(model)
+    frac = rest_read_fraction(model, quant)      # in bytes at each tensor's type where known (token_work.py)
     ggml_backend = planned_backend(alloc)
     # llama.cpp's kernels, not vLLM's
     rec_share = extra_layers(model, planned_gdn_path(alloc)) / model.n_layers if ggml_backend else 0.0
@@ -700,7 +701,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     scores = FOD.plan_bytes(model, ctx // 2, kv_read, s.llamacpp)     # -fa off: scores, K/V re-reads (fa_off_decode.py)
     reads = weight_reads(model, alloc, quant)
     state, state_words = planned_state(model, alloc)
-    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores, state)
+    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores, state, quant)
     decode = decode_speed(parts)
     short_ctx, decode_short = short_decode(parts, ctx)
 

@@ -43,7 +43,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
-from .token_work import active_matmul_params, is_float_quant
+from .token_work import active_matmul_params, is_float_quant, read_fraction, read_groups, rest_read_fraction
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -62,6 +62,9 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     at = next((i for i, st in enumerate(steps) if st[0] == "prefill speed"), None)
     if at is not None:          # the FLOPs per token the prefill step divides, from the model's own counts
         steps.insert(at, matmul_flops_step(model))
+    at = next((i for i, st in enumerate(steps) if st[0] == "decode speed"), None)
+    if at is not None:          # the share of the weights' bytes the decode step's GB are
+        steps.insert(at, read_bytes_step(model, quant))
     return speed, steps + metal_kv_steps(model, plan, alloc)
 
 
@@ -78,6 +81,33 @@ def matmul_flops_step(model: ModelSpec) -> tuple[str, str, str, str]:
     return ("prefill FLOPs (matmuls)", f"2 × ({model.params:,} params − {embed:,} input embedding (a row a token)"
             f"{rest}) = 2 × {matmul:,}", f"{2 * matmul / 1e9:.2f} GFLOP/token",
             "hardware/token_work.py active_matmul_params: 2 FLOPs a weight multiplied")
+
+
+def read_bytes_step(model: ModelSpec, quant: str | None) -> tuple[str, str, str, str]:
+    """The bytes one decoded token reads, by kind of weight at each tensor's ggml type (token_work.read_groups), and the
+    share of the weights' bytes that is (read_fraction); by elements where no type is known (review22 #10)."""
+    groups = read_groups(model, quant)
+    rest = rest_read_fraction(model, quant)
+    applied = (f"; the decode step's GB: each device's weights, less the input embedding, × {rest:.2%}")
+    if groups is None:
+        return ("bytes read per token", f"no ggml types known for {quant or 'these weights'}: the share of the tensors' "
+                f"elements a token reads (routed experts {model.n_experts_active or 0}/{model.n_experts or 0}, the input "
+                f"embedding a row), the mix taken as uniform{applied}", f"{read_fraction(model, quant):.2%} of the weights",
+                "hardware/token_work.py read_fraction")
+    terms = []
+    for g in groups:
+        if g.label == "input embedding" and not g.share:
+            terms.append(f"{g.label} ({g.types}) {g.stored / 1e9:.2f} GB: one row a token, held apart")
+        elif g.share < 1.0:
+            terms.append(f"{g.label} ({g.types}) {g.stored / 1e9:.2f} GB × {g.share:.4g} = {g.read / 1e9:.3f} GB")
+        else:
+            terms.append(f"{g.label} ({g.types}) {g.read / 1e9:.3f} GB, read whole")
+    read, stored = sum(g.read for g in groups), sum(g.stored for g in groups)
+    share = (f" (routed experts: {model.n_experts_active}/{model.n_experts} a token)" if model.n_experts else "")
+    return ("bytes read per token", " + ".join(terms) + f" = {read / 1e9:.3f} GB of {stored / 1e9:.2f} GB{share}{applied}",
+            f"{read / 1e9:.2f} GB a token ({read / stored:.2%} of the weights' bytes)" if stored else "0 GB",
+            "hardware/token_work.py read_groups: each tensor's bytes at its ggml type (the file's, or llama-quantize's "
+            "under the quant: quant/gguf_mix.py) × the share a token reads")
 
 
 def placed_words(model: ModelSpec, alloc) -> dict[int, str]:
