@@ -50,6 +50,16 @@ from .backend_speed import moe_prefill_gap, moe_prefill_range, nvidia_kernel_wor
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
+from .host_link import (  # noqa: F401 — PCIe figures re-exported: speed.pcie_gbs / host_link_gbs / PAGEABLE_H2D_GBS
+    DEFAULT_PCIE_GBS,
+    PAGEABLE_H2D_GBS,
+    PAGEABLE_NOTE,
+    PCIE_EFFICIENCY,
+    PCIE_GBS_PER_LANE,
+    host_link_gbs,
+    pageable_range,
+    pcie_gbs,
+)
 from .nvidia_peak import (
     PeakShares,
     borrowed_f16_path,
@@ -143,22 +153,6 @@ CPU_CORES = 8
 TP_EFFICIENCY = 0.85                 # share of the ideal tp× speed-up tensor-parallel reads keep
 TP_ALLREDUCE_US = 20.0               # one all-reduce of a token's activations; tensor parallel needs two a layer
 SHORT_CONTEXT = 512                  # the short-context decode figure: KV of a 512-token prompt (llama-bench pp512/tg128)
-PCIE_GBS_PER_LANE = {"3.0": 0.985, "4.0": 1.969, "5.0": 3.938}
-PCIE_EFFICIENCY = 0.8
-DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
-# llama.cpp / Ollama with mmap (the default) keep host weights in the plain CPU buffer (CPU_Mapped: pageable memory,
-# src/llama-model.cpp "avoid using a host buffer when using mmap"), so the per-batch copy of an offloaded op's weight
-# is a pageable host-to-device copy, staged by the driver, not a pinned one at the link's rate (--no-mmap: CUDA_Host,
-# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16), 1.95 / 2.09 / 1.13 s a batch beyond the
-# all-GPU time (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b: measurements/llamacpp_cpumoe/cuda_h200.jsonl). The
-# scheduler copies only the experts the batch routes tokens to (ggml-backend.cpp ggml_backend_sched_compute_splits,
-# "copy only the experts that are used"); those runs' random routers used 67 / 86 / 80 % of them, recomputed from the
-# files (measurements/llamacpp_cpumoe/used_experts.py): 13.0 / 15.1 / 8.1 GB, so 6.7, 7.2 and 7.2 GB/s — the mean, on
-# that one machine (session 12 divided the whole 19.5 / 17.6 / 10.2 GB and had 9.1). The same runs with --no-mmap
-# moved the used bytes at 49.5 / 53.6 GB/s, the link's rate below (PCIe 5.0 x16 × PCIE_EFFICIENCY = 50.4). A plan
-# takes every routed expert as copied: with a trained router a 512-token batch uses them all (1 − (1 − k/E)^512 ≥ 0.98
-# for every catalog MoE); a smaller --ubatch would copy fewer — not modelled.
-PAGEABLE_H2D_GBS = 7.0
 # What a prompt batch leaves on the CPU with a GPU present: the matmuls on weights in the CPU's repack buffer
 # (llama-server --no-host: src/llama-model.cpp make_cpu_buft_list puts a host weight the CPU repacks in CPU_REPACK, which
 # is not a host buffer, so ggml-backend.cpp ggml_backend_sched_backend_id_from_cur never offloads its op; runtimes/
@@ -327,14 +321,6 @@ def prefill_eff(fit: Fit, quant: str | None) -> float | None:
     return eff or fit.prefill_eff_quant or fit.prefill_eff_float
 
 
-def pcie_gbs(pcie: str | None) -> float:
-    """Usable host-link bandwidth from the catalog's "4.0 x16"."""
-    m = re.match(r"\s*(\d\.\d)\s*x(\d+)", pcie or "")
-    if not m or m.group(1) not in PCIE_GBS_PER_LANE:
-        return DEFAULT_PCIE_GBS
-    return PCIE_GBS_PER_LANE[m.group(1)] * int(m.group(2)) * PCIE_EFFICIENCY
-
-
 # --- the model ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -372,11 +358,6 @@ def decode_seconds(parts: list[Part]) -> float | None:
 def decode_speed(parts: list[Part]) -> float | None:
     s = decode_seconds(parts)
     return 1.0 / s if s else None
-
-
-def host_link_gbs(pcie: str | None, pageable: bool) -> float:
-    """The rate host weights cross to the GPU at: the link's, or a pageable copy's (PAGEABLE_H2D_GBS) when lower."""
-    return min(pcie_gbs(pcie), PAGEABLE_H2D_GBS) if pageable else pcie_gbs(pcie)
 
 
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
@@ -491,6 +472,7 @@ class SpeedPlan:
     kernel_path: str = ""               # words where ggml-cuda's MMQ rule sends the batch to cuBLAS (backend_speed.py)
     fa_off: FOP.FaOffAttention | None = None    # -fa off on CUDA: the unfused graph's attention (fa_off_prefill.py)
     moe_range: tuple | None = None      # no MoE prompt figure: (the unvalidated figure, its MoePrefillRange)
+    link_range: tuple[float, float] | None = None   # host weights copied from mmap'd memory: (low, high) tokens/s
 
     @property
     def ttft_s(self) -> float | None:
@@ -683,6 +665,23 @@ def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch:
                            vendor=place.dev.vendor if place.dev else None)
 
 
+def prefill_gaps(model: ModelSpec, place: GPUPlace, weights: str | None, ubatch: int, alloc, prefill: float | None,
+                 link: tuple[float, float] | None) -> tuple[float | None, str | None, tuple | None, tuple | None]:
+    """(the prompt figure a plan prints, why none, the MoE range's priced figure, the host-link range): a MoE prompt
+    with no validated figure on its backend (prompt_gap) prints the range around its priced figure
+    (backend_speed.MOE_PREFILL_RANGES); else weights in RAM copied from mmap'd memory print ``link``, the range
+    between the one measured pageable rate and the link's (host_link.pageable_range, review22 #3)."""
+    dev = place.dev
+    note = prompt_gap(model, place, weights, ubatch, alloc)
+    if note:
+        priced = (prefill, moe_prefill_range(place.backend, dev.vendor if dev else None)) \
+            if prefill and not tensor_core_gap(dev, place.backend, place.ggml) else None
+        return None, note, priced, None
+    if link:
+        return None, PAGEABLE_NOTE, None, link
+    return prefill, None, None, None
+
+
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
     """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
     bandwidth, counted when a GPU prompt rate was)."""
@@ -756,18 +755,15 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = prompt_gap(model, first_gpu, weights, ubatch, alloc)
-        if note:    # a MoE prompt with no validated figure: the range around it (backend_speed.MOE_PREFILL_RANGES)
-            priced = (prefill, moe_prefill_range(first_gpu.backend, dev.vendor if dev else None)) \
-                if prefill and not tensor_core_gap(dev, first_gpu.backend, first_gpu.ggml) else None
-            prefill = None
+        link = pageable_range(prefill, cpu_weights, ubatch, dev.pcie if dev else None) if pageable and not read_bound else None
+        prefill, note, priced, link = prefill_gaps(model, first_gpu, weights, ubatch, alloc, prefill, link)
     else:
-        prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
+        prefill, note, link = (cpu_prefill_speed(flops) if reads.used else None), None, None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
-        prefill, note, priced = None, prompt_over_context(prompt, ctx), None
+        prefill, note, priced, link = None, prompt_over_context(prompt, ctx), None, None
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
                      read_bound, fa, notes, path if first_gpu else "", off,
-                     priced if priced and priced[1] else None)
+                     priced if priced and priced[1] else None, link)

@@ -20,6 +20,7 @@ from .build_era import (
 )
 from .fa_off_prefill import explain_words as fa_off_words
 from .fa_prefill import SOURCE as FA_SOURCE
+from .host_link import pageable_range_words
 from .metal_kv import APPLIED as METAL_KV_APPLIED
 from .metal_kv import SOURCE as METAL_KV_SOURCE
 from .metal_kv import explain_words as metal_kv_words
@@ -163,7 +164,10 @@ def speed_figures(p: SpeedPlan) -> dict:
             # a MoE prompt with no validated figure: the range printed instead (backend_speed.MOE_PREFILL_RANGES)
             **({"prefill_range_tokens_per_s": [round(p.moe_range[0] * p.moe_range[1].low, 1),
                                                round(p.moe_range[0] * p.moe_range[1].high, 1)]}
-               if p.prefill is None and p.moe_range else {})}
+               if p.prefill is None and p.moe_range else {}),
+            # weights in RAM copied from mmap'd memory: the one measured pageable rate … the link's (host_link.py)
+            **({"prefill_range_tokens_per_s": [round(p.link_range[0], 1), round(p.link_range[1], 1)]}
+               if p.prefill is None and p.link_range else {})}
 
 
 def _layers_words(q, share: bool = False) -> str:
@@ -210,14 +214,15 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
     # the recurrent layers' extra kernels (decode) and token-by-token scan (prefill), where the figures include them
     steps += [(label, words, value, "hardware/recurrent_speed.py") for label, words, value in p.recurrent_notes
               if (p.decode if label.startswith("decode") else p.prefill)]
-    if p.prefill:
+    figure = p.prefill or (p.link_range[0] if p.link_range else None)
+    if figure:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
         tp = max((q.tp for q in p.parts), default=1)    # tensor parallel: every rank computes 1/tp of each layer
         how = (f"{p.eff:g} × {_peak_words(p)}{f' × {tp}×{TP_EFFICIENCY:g}' if tp > 1 else ''}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
-                f"{' (pageable: mmap, measured)' if p.pageable else ''}")
+                f"{' (pageable: mmap; measured on one server only)' if p.pageable else ''}")
         pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {p.ubatch}-token batch{link}"
                 if gpu and p.cpu_weights else "")
         gpu_flops = p.flops - p.host_flops
@@ -234,9 +239,14 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
                       f"{micro}{borrowed}{_read_bound_words(p)}{p.kernel_path}",
-                      f"{speed['prefill_tokens_per_s']} tokens/s",
+                      f"{speed['prefill_tokens_per_s']} tokens/s" if p.prefill else
+                      f"{figure:,.1f} tokens/s at the measured pageable rate (the range's low end)",
                       f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"))
-    elif p.prefill_note:
+    if p.link_range and p.first_gpu:
+        dev = p.first_gpu.dev
+        formula, value = pageable_range_words(*p.link_range, p.cpu_weights, p.ubatch, dev.pcie if dev else None)
+        steps.append(("prefill range", formula, value, "hardware/host_link.py pageable_range (review22 #3)"))
+    elif p.prefill_note and not p.prefill:
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
         steps.append(("prefill speed", p.prefill_note, "not predicted",
                       "hardware/speed.py" if over else "hardware/backend_speed.py"))
@@ -260,6 +270,11 @@ def _read_bound_words(p: SpeedPlan) -> str:
 
 def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
     """The time to the first token of the plan's prompt, or why there is none."""
+    if not p.ttft_s and p.link_range:
+        low, high = p.link_range
+        return ("time to first token", f"{p.prompt:,} prompt tokens ÷ {low:,.1f} … {high:,.1f} tokens/s (the prefill "
+                "range: the copy of the weights in RAM at the one measured pageable rate … at the link's)",
+                f"{p.prompt / high:,.3g}–{p.prompt / low:,.3g} s (range)", "hardware/host_link.py pageable_range")
     if not p.ttft_s:
         return ("time to first token", f"{p.prompt:,}-token prompt: no prefill speed predicted", "not predicted",
                 "hardware/speed.py")
