@@ -145,7 +145,19 @@ POWER_KNEE_FLOOR: dict[str, float] = dict(_FITTED.get("power_knee_lowest_fitted_
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
-CPU = Fit(0.55, 20.0, 1.0, 0.5, 0.5)      # llama.cpp CPU decode: ~half of DIMM bandwidth on all cores
+# llama.cpp CPU decode: ~half of DIMM bandwidth on all cores, 20 µs a layer-equivalent. NO SOURCE (review22 #8): 0.55
+# came with the first speed model (b0fa41a6, DECODE_EFFICIENCY["cpu"]; its commit added no measurement and no
+# benchmark script), the 20 µs with its rewrite (16476cb1), and neither was fitted since — no CPU decode record is in
+# the tuning set. Their one check: the make_plan hold-out's 9 rows with weights in RAM (measurements/speed/
+# llmfit_rtx2080.jsonl: one RTX 2080 + i9-10900X host; 12.3 % over its 18 rows). They also stand in for what the model
+# leaves out on a split graph (each layer's activations to and from the host, the syncs): priced with the host's
+# bytes split by tensor (the host holds routed experts, read k/E; the GPU the attention, read whole — not applied)
+# those 3 expert-offload rows read +43 / +53 / +58 % instead of −1 / +9 / +9 %, so a plan keeps one read share for
+# every device (token_work.rest_read_fraction) until a source separates the two.
+CPU = Fit(0.55, 20.0, 1.0, 0.5, 0.5)
+CPU_PRIOR_WORDS = ("the CPU part's 0.55 × bandwidth and 20 µs a layer-equivalent: stated priors with no source, "
+                   "not fitted (no CPU decode record in the tuning set; checked only on one RTX 2080 host's 9 rows "
+                   "with weights in RAM)")
 # Serving engines replay CUDA graphs (a few µs a layer) and read a paged KV cache with flash-attention kernels.
 RUNTIME_PRIOR = {"vllm": Fit(0.75, 10.0, 1.0), "sglang": Fit(0.75, 10.0, 1.0)}
 CPU_FLOPS_PER_CORE = 100e9           # prefill on CPU: fp16/int8 dot products per core (AVX2/AVX-512, no AMX)

@@ -27,8 +27,10 @@ from .metal_kv import explain_words as metal_kv_words
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
+    CPU,
     CPU_CORES,
     CPU_FLOPS_PER_CORE,
+    CPU_PRIOR_WORDS,
     FIT,
     HOST_REPACKED_GEMM_GFLOPS,
     POWER_KNEE_FLOOR,
@@ -204,7 +206,8 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}{scores}",
                       f"{speed['decode_tokens_per_s']} tokens/s",
                       f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py"
-                      f"{_era_words(p.first_gpu, p.parts)})"))
+                      f"{_era_words(p.first_gpu, p.parts)})"
+                      + (f"; {CPU_PRIOR_WORDS}" if any(q.fit is CPU for q in shown) else "")))
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
                           "llama.cpp's recurrent graphs (delta-net-base.cpp, graph-context-mamba.cpp): the passes "
