@@ -265,8 +265,10 @@ class SpeedDoc(_Open):
                                               "is given then)")
     not_predicted: str | None = Field(None, description="why no speed is given (a build that cannot load the model)")
     prefill_not_predicted: str | None = Field(None, description="why no prefill figure is given")
-    prefill_range_tokens_per_s: list[float] | None = Field(None, description="a MoE prompt's unvalidated prefill "
-                                                           "range [low, high], where no single figure passed")
+    prefill_range_tokens_per_s: list[float] | None = Field(None, description="an unvalidated prefill range [low, "
+                                                           "high] where no single figure is given: a MoE prompt on "
+                                                           "Vulkan / SYCL / ROCm's fallback, or weights in RAM copied "
+                                                           "from mmap'd memory")
 
 
 class PlanDoc(_Open):

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..hardware.host_link import PAGEABLE_NOTE
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
 from ..runtimes import engine
@@ -367,10 +368,12 @@ def speed_phrase(plan: Plan) -> str | None:
         ttft = sp.get("time_to_first_token_s")
         if ttft:
             parts.append(f"first token after {_seconds(ttft)}")
-    elif sp.get("prefill_range_tokens_per_s"):   # a MoE prompt with no validated figure: the range instead
-        low, high = cast("list[float]", sp["prefill_range_tokens_per_s"])    # speed_explain.speed_figures
-        parts.append(f"prefill {low:,.0f}–{high:,.0f} tokens/s (a range, unvalidated: no MoE prompt figure on this "
-                     "backend passed its held-out round; --explain says why)")
+    elif sp.get("prefill_range_tokens_per_s"):   # no validated figure: the range instead (speed_explain.speed_figures)
+        low, high = cast("list[float]", sp["prefill_range_tokens_per_s"])
+        why = ("the weights in RAM cross to the GPU from mmap'd memory, at a rate measured on one server only"
+               if str(sp.get("prefill_not_predicted", "")).startswith(PAGEABLE_NOTE[:40]) else
+               "no MoE prompt figure on this backend passed its held-out round")
+        parts.append(f"prefill {low:,.0f}–{high:,.0f} tokens/s (a range, unvalidated: {why}; --explain says why)")
     elif sp.get("prefill_not_predicted"):
         why = str(sp["prefill_not_predicted"]).split(":")[0]      # "not modelled for … on vulkan"
         parts.append(f"prefill {why} (--explain says why)")
