@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .boundary import largest_guided
 from .errors import InputError
-from .fixes_replan import Fix, _Fixer, _layers_total
+from .fixes_replan import RANK, Fix, _Fixer, _layers_total
 from .fixes_unoffered import combined_layers_tried, combined_unoffered
 from .runtimes import Allocation, Settings, Target, engine
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest
@@ -58,6 +58,13 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
     """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it.
     ``asked``: the settings as the user gave them (before the runtime's defaults and compromise)."""
     f = _Fixer(plan, targets, asked)
+    start = _start_fraction(f)
+    if start is not None:
+        # vLLM refused at start-up on a unified device (runtimes/vllm_unified.py): the fraction that starts is fix 1,
+        # and every other lever is planned at it, its command carrying the flag (review22b finding 2)
+        _budget(f)
+        f.start_share, first, old = start, len(f.tried), f.base.vllm.gpu_memory_utilization
+        f.base = f.base.with_(gpu_memory_utilization=start)
     _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
@@ -70,7 +77,27 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried) and not combined_unoffered(f):
         _combined(f)
+    if start is not None:
+        _with_start_fraction(f, first, old, start)
     return f.fixes()
+
+
+def _with_start_fraction(f: _Fixer, first: int, old: float | None, start: float) -> None:
+    """The levers tried at the fraction that starts, each titled with both changes and costing at least the fraction
+    alone (cost 2); kept only where it does better than the fraction alone (f.tried[:first], when that starts)."""
+    alone = max((RANK[t.verdict] for t in f.tried[:first]), default=-1)
+    combined = [replace(t, title=f"Lower gpu_memory_utilization to {start} and {t.title[:1].lower()}{t.title[1:]}",
+                        change=f"gpu_memory_utilization {old} → {start} (the most that starts); {t.change}",
+                        cost=max(t.cost, 2), levers=t.levers + 1) for t in f.tried[first:]]
+    f.tried[first:] = [t for t in combined if RANK[t.verdict] > alone]
+
+
+def _start_fraction(f: _Fixer) -> float | None:
+    """The largest --gpu-memory-utilization that starts, where vLLM refuses the plan's at start-up (a unified NVIDIA
+    device's free memory below that share of CUDA's total); None otherwise."""
+    from .runtimes.vllm_unified import refused_at_start, starting_share
+
+    return starting_share(f.runtime, f.targets) if refused_at_start(f.plan.allocation.refusal) else None
 
 
 def _flash_off(f: _Fixer) -> bool:
@@ -347,6 +374,8 @@ def _budget(f: _Fixer) -> None:
     itself out of memory, was tried). Below it the KV pool is short; above it the activations' headroom shrinks, so
     the top can fail too: the search walks up from the plan's value, and where nothing above runs and the user set
     the value, down from it (the largest below that runs)."""
+    from .runtimes.vllm_unified import refused_at_start
+
     s, name, top = f.base, f.levers.budget, f.levers.budget_max
     current = f.runtime.defaults(f.model, s, f.targets).option(name) if name else None
     if name is None or current is None:
@@ -364,7 +393,7 @@ def _budget(f: _Fixer) -> None:
             # the pool it would have had never exists: the change is that it starts
             pool = (f"it starts (at {current} the memory free is below that share of the total), KV pool "
                     f"{_kv_words(after)}"
-                    if before.refusal and before.refusal.startswith("Free memory on device") else
+                    if refused_at_start(before.refusal) else
                     f"KV pool {_kv_words(before)} → {_kv_words(after)}, "
                     + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"))
             f.try_(f"{verb} {name} to {value}", new, f"{name} {current} → {value}: {pool}", 2)
@@ -373,7 +402,7 @@ def _budget(f: _Fixer) -> None:
 
 def _budget_and_layers(f: _Fixer) -> None:
     s, levers, model = f.base, f.levers, f.model
-    if levers.budget:
+    if levers.budget and f.start_share is None:     # else tried already, and the base is at it
         _budget(f)
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there

@@ -93,6 +93,8 @@ class _Fixer:
                 # several GPUs: --fit wrote its own -ts and -ot (llamacpp_fit_devices); the user's would have kept it out
                 self.base = self.base.with_(tensor_split=(), override_tensor=())
         self.tried: list[_Tried] = []
+        # vLLM refused at start-up on a unified device: the fraction that starts, at which the other levers are planned
+        self.start_share: float | None = None
         # the weights as the runtime holds them: an FP8 checkpoint transformers dequantizes is held in bf16
         # (Allocation.weights_as_run), which a smaller format is measured against, not the stored FP8 bytes
         self.weights_held = weights_held(plan)[1]

@@ -118,3 +118,19 @@ def test_compare_shows_a_spark_at_the_fraction_that_starts():
 
     row = compare_devices(["dgx-spark"], model="gpt-oss-120b", runtime="vllm")[0]
     assert row["verdict"] != "does_not_fit" and "--gpu-memory-utilization 0.83" in row["command"]
+
+
+def test_every_fix_on_a_spark_is_planned_at_the_fraction_that_starts():
+    # review22b finding 2: the default 0.92 refuses on a Spark (by hand above: 111.95 GiB asked, 101.12 free), so a
+    # checkpoint or context fix alone still refuses; each is planned at 0.83 and its command carries the flag.
+    refused = plan(model="llama-3.1-70b", gpu="dgx-spark", runtime="vllm")
+    assert refused.verdict == "does_not_fit" and refused.allocation.refusal.startswith("Free memory on device")
+    others = [f for f in refused.fixes if "AWQ" in f.title or "FP8" in f.title]
+    assert others, [f.title for f in refused.fixes]
+    for fix in others:
+        assert fix.title.startswith("Lower gpu_memory_utilization to 0.83 and ")
+        assert "--gpu-memory-utilization 0.83" in fix.command and "0.92 → 0.83" in fix.effect
+    # the AWQ one by hand: 0.83 × 121.69 = 101.00 GiB of budget; Llama-3.1-70B AWQ ≈ 37–40 GiB of weights, and
+    # 131,072 tokens × 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 B = 40.0 GiB of KV: about 80 GiB, under the budget
+    awq = next(f for f in others if "AWQ" in f.title)
+    assert "--max-model-len 131072" in awq.command

@@ -28,6 +28,12 @@ from .base import Step, Target
 # desired GPU memory utilization" on v0.9.1; the 0.8.5 wheel's gpu_worker.py has none (0.9.0 not read)
 FREE_CHECK_FROM = (0, 9, 1)
 DEVICE = "cuda:0"          # torch.device as vLLM's MemorySnapshot names the first GPU
+REFUSAL_START = "Free memory on device"     # how vLLM's start-up refusal begins (start_refusal)
+
+
+def refused_at_start(refusal: str | None) -> bool:
+    """Whether a plan's refusal is vLLM's start-up check on the free memory (start_refusal)."""
+    return bool(refusal) and refusal.startswith(REFUSAL_START)
 
 
 def _device(gpu: Target):
@@ -99,7 +105,7 @@ def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | No
     fix = (f"--gpu-memory-utilization {fits:.2f} starts: {fits:.2f} × {total[0] / GiB:.2f} = "
            f"{fits * total[0] / GiB:.2f} GiB ≤ {gpu.capacity / GiB:.2f} GiB" if fits and fits > 0 else
            "no fraction starts")
-    return (f"Free memory on device {DEVICE} ({round(gpu.capacity / GiB, 2)}/{round(total[0] / GiB, 2)} GiB) on startup "
+    return (f"{REFUSAL_START} {DEVICE} ({round(gpu.capacity / GiB, 2)}/{round(total[0] / GiB, 2)} GiB) on startup "
             f"is less than desired GPU memory utilization ({utilization:g}, {round(requested / GiB, 2)} GiB) "
             f"(vLLM refuses to start: the fraction is of {total[1]}, while {gpu.capacity / GiB:.2f} GiB is free, "
             f"{_free_words(gpu, total[2])}; the OS and page cache hold the rest of the unified memory. {fix})")
