@@ -332,6 +332,7 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
     # limit is the whole RAM + swap (host_load.py), which a unified host's capacity still is here
     plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))
     plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
+    plan = _vllm_start_condition(plan, targets)
     return _assumed_ram_shown(plan) if ram_was_assumed(notes) else plan
 
 
@@ -346,6 +347,15 @@ def _assumed_ram_shown(plan: Plan) -> Plan:
     if devices == plan.allocation.devices:
         return plan
     return replace(plan, allocation=replace(plan.allocation, devices=devices))
+
+
+def _vllm_start_condition(plan: Plan, targets) -> Plan:
+    """vLLM on a Jetson whose free memory runlocal assumed: the free memory its start needs, a condition, not a
+    refusal (runtimes/vllm_unified.py start_condition)."""
+    from .runtimes.vllm_unified import plan_condition
+
+    said = plan_condition(plan.planner, plan.allocation.settings, targets) if plan.planner is not None else None
+    return replace(plan, conditions=(*plan.conditions, said)) if said else plan
 
 
 def _settle_prompt_cache(plan: Plan) -> Plan:

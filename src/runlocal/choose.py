@@ -493,6 +493,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     dollar; ``budget_usd`` drops those priced above it; ``used`` prices by the used market where known;
     ``users`` asks for that many requests of ``ctx`` served at once; ``ollama_pull`` as plan_fit's."""
     from .hardware.catalog import load_devices
+    from .runtimes.vllm_unified import assumed_free_note
 
     ctx = ctx or DEFAULT_CTX
     if ctx <= 0:
@@ -548,6 +549,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
                          f" {len(res.unpriced)} without a catalog price listed apart, unranked (unpriced)")
     if users > 1:
         res.notes.append(f"users: {users} requests of {ctx:,} tokens each at once (the KV cache for all of them)")
+    res.notes += [n for n in [assumed_free_note(rt, [r["device"] for r in res.ranked + res.unpriced])] if n]
     res.notes.append(HOST_RAM_NOTE)
     macs = sorted({r["device"] for r in res.ranked if r["kind"] == "apple"})
     boxes = sorted({r["device"] for r in res.ranked if r["kind"] == "unified"})   # DGX Spark, a Strix Halo mini PC

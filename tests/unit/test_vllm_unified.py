@@ -92,11 +92,43 @@ def test_the_jetson_totals_are_the_posted_device_lines():
     # on an Orin Nano Super: "Total VRAM: 7607 MiB" = 7.43 GiB
     assert find_device("jetson-agx-orin-64gb").cuda_total_bytes == int(round(62827 / 1024, 2) * GiB)
     assert find_device("jetson-orin-nano-super-8gb").cuda_total_bytes == int(round(7607 / 1024, 2) * GiB)
-    orin = plan(model="qwen3-0.6b", gpu="jetson-agx-orin-64gb", runtime="vllm")
-    # the free figure there is runlocal's assumption (0.75 × 64 = 48 GiB), and the refusal says so;
-    # 48 / 61.35 = 0.7824 → 0.78
-    assert "not measured on this device" in orin.allocation.refusal
-    assert "--gpu-memory-utilization 0.78 starts" in orin.allocation.refusal
+    # runlocal's own free figure there is an assumption (0.75 × 64 = 48 GiB); stated with --vram, it refuses as vLLM
+    # does: 47 / 61.35 = 0.7661 → 0.76 (0.76 × 61.35 = 46.63 ≤ 47; 0.77 × 61.35 = 47.24 > 47)
+    orin = plan(model="qwen3-0.6b", gpu="jetson-agx-orin-64gb", runtime="vllm", vram="47G")
+    assert "(47.0/61.35 GiB)" in orin.allocation.refusal and "as --vram gives it" in orin.allocation.refusal
+    assert "--gpu-memory-utilization 0.76 starts" in orin.allocation.refusal
+
+
+@pytest.mark.parametrize("gpu, asked", [
+    # by hand: 0.92 × 61.35 = 56.44 GiB (AGX Orin 64GB, CUDA's total from its posted device line);
+    # 0.92 × 128 = 117.76 GiB (Thor: no CUDA total cited, the marketed size); 0.92 × 7.43 = 6.84 GiB (Orin Nano Super)
+    ("jetson-agx-orin-64gb", "56.44 GiB"), ("jetson-agx-thor-128gb", "117.76 GiB"),
+    ("jetson-orin-nano-super-8gb", "6.84 GiB"),
+])
+def test_an_assumed_free_figure_is_a_condition_not_a_refusal(gpu, asked):
+    # review22b finding 3: the 0.75 × RAM free on a Jetson is runlocal's guess, so vLLM's start-up check becomes the
+    # plan's condition, and no --gpu-memory-utilization is written from the guess
+    p = plan(model="qwen2.5-0.5b", gpu=gpu, runtime="vllm")
+    assert p.verdict != "does_not_fit" and not p.allocation.refusal
+    said = next(c for c in p.conditions if c.startswith("runs if at least"))
+    assert f"at least {asked} is free" in said and "not measured on this device" in said and "--vram" in said
+    assert "--gpu-memory-utilization" not in p.command
+    if gpu == "jetson-agx-thor-128gb":
+        assert "marketed 128 GiB" in said
+
+
+def test_best_writes_no_fraction_from_an_assumed_free_figure():
+    from runlocal.choose import device_targets, plan_fit
+    from runlocal.hardware.catalog import find_device
+    from runlocal.model.catalog import lookup
+    from runlocal.runtimes import get_runtime
+    from runlocal.runtimes.vllm_unified import assumed_free_note
+
+    fit = plan_fit(lookup("llama-3.1-8b"), device_targets(find_device("jetson-agx-thor-128gb")), runtime="vllm",
+                   ctx=8192, quant=None)
+    assert fit.verdict != "does_not_fit" and "--gpu-memory-utilization" not in fit.command
+    note = assumed_free_note(get_runtime("vllm"), ["jetson-agx-thor-128gb", "dgx-spark"])
+    assert note is not None and "jetson-agx-thor-128gb" in note and "dgx-spark" not in note
 
 
 def test_best_plans_a_spark_at_the_fraction_that_starts():

@@ -105,7 +105,7 @@ from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
 from .vllm_swap import host_swap
-from .vllm_unified import budget_base, budget_step, start_refusal
+from .vllm_unified import budget_base, budget_step, planned_free, start_refusal
 
 # vllm/config/cache.py gpu_memory_utilization: 0.92 in the current release, 0.9 up to v0.19.1 (runtimes/versions.py)
 DEFAULT_UTILIZATION = vllm_default_utilization(None)
@@ -514,7 +514,7 @@ class VLLM:
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
         devices = tuple(
-            DeviceMemory(g.name, g.kind, g.capacity, b.weights, kv_bytes,
+            DeviceMemory(g.name, g.kind, planned_free(g, b.utilization), b.weights, kv_bytes,
                          b.activation if i == 0 else b.activation_workers, b.non_torch + b.cuda_graphs)
             for i, g in enumerate((gpus * n_gpu)[:n_gpu])
         )

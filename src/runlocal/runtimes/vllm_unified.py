@@ -78,25 +78,54 @@ def _free_words(gpu: Target, total_source: str) -> str:
     assert dev is not None
     if gpu.capacity != dev.gpu_usable_bytes:
         return "as --vram gives it"
-    if dev.share_source:
-        from ..hardware.catalog import load_sources
+    # a figure read on the device (share_source): an assumed one refuses nothing (free_assumed, start_condition)
+    from ..hardware.catalog import load_sources
 
-        source = load_sources().get(dev.share_source, dev.share_source)
-        return (f"runlocal's figure for it, {dev.gpu_memory_share:g} × {dev.memory_gib:g} GiB, "
-                + ("both from " if source == total_source else f"from {source}; the total from ")
-                + (total_source or "the catalog"))
+    source = load_sources().get(dev.share_source or "", dev.share_source or "")
+    return (f"runlocal's figure for it, {dev.gpu_memory_share:g} × {dev.memory_gib:g} GiB, "
+            + ("both from " if source == total_source else f"from {source}; the total from ")
+            + (total_source or "the catalog"))
+
+
+def free_assumed(gpu: Target) -> bool:
+    """Whether the free memory planned on a unified NVIDIA device is runlocal's assumption (the catalog's default
+    share, no --vram), not a figure read on that device (review22b finding 3: a Jetson's 0.75 × RAM)."""
+    dev = _device(gpu)
+    return dev is not None and not dev.share_source and gpu.capacity == dev.gpu_usable_bytes
+
+
+def planned_free(gpu: Target, utilization: float) -> int:
+    """The free memory a vLLM plan is judged against: where it is assumed (free_assumed), at least what vLLM asks
+    for, which start_condition states as the plan's condition; else the figure planned. No refusal rests on a guess."""
+    total = cuda_total(gpu)
+    if total is None or not free_assumed(gpu):
+        return gpu.capacity
+    return max(gpu.capacity, math.ceil(total[0] * utilization))
+
+
+def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | None) -> str | None:
+    """Where the free memory is assumed: the free memory the plan holds under, and how to state the real figure."""
+    total = cuda_total(gpu)
+    if total is None or not free_assumed(gpu):
+        return None
     from ..hardware.catalog import DEFAULT_UNIFIED_SHARE
 
-    return (f"runlocal's assumed {DEFAULT_UNIFIED_SHARE:g} × {dev.memory_gib:g} GiB, not measured on this device "
-            "(set --vram to what is free)" + (f"; the total from {total_source}" if total_source else ""))
+    dev = _device(gpu)
+    assert dev is not None
+    requested = math.ceil(total[0] * utilization)
+    stops = ("vLLM refuses at start-up" if release is None or release >= FREE_CHECK_FROM else
+             "this release has no start-up check, and the KV cache allocation runs out of memory")
+    return (f"runs if at least {requested / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × {total[1]}); "
+            f"with less, {stops}: runlocal assumed {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
+            f"{dev.memory_gib:g} GiB, not measured on this device): check `free -g` and state yours with --vram")
 
 
 def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None) -> str | None:
     """vLLM's start-up refusal, in its words, where utilization × CUDA's total exceeds the free memory planned; the
-    largest fraction that starts and what it leaves the budget. None where it starts, on another device, or on a
-    release before the check."""
+    largest fraction that starts and what it leaves the budget. None where it starts, on another device, on a
+    release before the check, or where the free figure is assumed (start_condition says what it needs instead)."""
     total = cuda_total(gpu)
-    if total is None or (release is not None and release < FREE_CHECK_FROM):
+    if total is None or (release is not None and release < FREE_CHECK_FROM) or free_assumed(gpu):
         return None
     requested = math.ceil(total[0] * utilization)
     if requested <= gpu.capacity:
@@ -134,5 +163,35 @@ def starting_share(planner, targets: list[Target]) -> float | None:
     default = vllm_default_utilization(release)
     if release is not None and release.key < FREE_CHECK_FROM:
         return None
-    shares = [s for t in targets if (s := largest_share(t)) is not None]
+    # an assumed free figure lowers nothing: the default's command is kept, its condition said (start_condition)
+    shares = [s for t in targets if not free_assumed(t) and (s := largest_share(t)) is not None]
     return min(shares) if shares and 0 < min(shares) < default else None
+
+
+def plan_condition(planner, settings, targets: list[Target]) -> str | None:
+    """start_condition for a vLLM plan's first unified NVIDIA device, at the plan's fraction and release."""
+    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+        return None
+    release = planner._release() if hasattr(planner, "_release") else None
+    utilization = settings.vllm.gpu_memory_utilization
+    said = (start_condition(t, utilization, release.key if release else None) for t in targets if utilization)
+    return next((c for c in said if c), None)
+
+
+def assumed_free_note(planner, device_ids: list[str]) -> str | None:
+    """`best` / a list of rows: vLLM's command on a unified NVIDIA device whose free memory is assumed keeps the
+    default fraction (no lower one is written from a guess); say what it needs instead."""
+    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+        return None
+    from ..hardware.catalog import DEFAULT_UNIFIED_SHARE, load_devices
+    from .versions import vllm_default_utilization
+
+    release = planner._release() if hasattr(planner, "_release") else None
+    named = [d.id for d in load_devices() if d.id in device_ids and d.vendor == "nvidia" and d.unified_memory
+             and not d.share_source]
+    if not named:
+        return None
+    return (f"vllm on {', '.join(named)}: the command keeps the default --gpu-memory-utilization "
+            f"{vllm_default_utilization(release):g}, which starts only if that share of CUDA's total is free; "
+            f"runlocal assumes {DEFAULT_UNIFIED_SHARE:g} × RAM is free there, not measured, so it writes no lower "
+            "fraction: `runlocal check … --vram <free -g's figure>` gives the one that starts")
