@@ -391,7 +391,7 @@ def _budget(f: _Fixer) -> None:
             before, after = f.allocate(s), f.allocate(new)
             # refused at start-up (a unified device's free memory below the share of its total: runtimes/vllm_unified.py),
             # the pool it would have had never exists: the change is that it starts
-            pool = (f"it starts (at {current} the memory free is below that share of the total), KV pool "
+            pool = (f"it runs (at {current} the memory free is below what that share of the total needs), KV pool "
                     f"{_kv_words(after)}"
                     if refused_at_start(before.refusal) else
                     f"KV pool {_kv_words(before)} → {_kv_words(after)}, "

@@ -49,10 +49,32 @@ def test_the_largest_share_that_starts_is_free_over_total_rounded_down():
     assert largest_share(spark(67.92)) == 0.55
 
 
-def test_a_release_before_the_check_does_not_refuse():
-    # the 0.8.5 wheel's gpu_worker.py has no start-up check; issue #20305 reports it on 0.9.1
-    assert start_refusal(spark(85.92), 0.92, (0, 8, 5)) is None
-    assert start_refusal(spark(85.92), 0.92, (0, 9, 1)) is not None
+def test_a_release_before_the_check_does_not_refuse_in_its_words():
+    # the 0.8.5 wheel's gpu_worker.py has no start-up check; issue #20305 reports it on 0.9.1: before it, the budget
+    # over the free memory runs out of memory allocating the KV cache, said as such, not as vLLM's check
+    before = start_refusal(spark(85.92), 0.92, (0, 8, 5))
+    assert before is not None and before.startswith("Out of memory allocating the KV cache")
+    assert "on startup is less than desired" not in before
+    assert start_refusal(spark(85.92), 0.92, (0, 9, 1)).startswith("Free memory on device cuda:0 (85.92/121.69 GiB)")
+
+
+@pytest.mark.parametrize("runtime, first, share", [
+    # by hand: before v0.21 the CUDA graphs (0.5 GiB) are captured after the KV cache, on top of the budget, so the
+    # fraction that runs is ⌊(101.12 − 0.5) / 121.69⌋ = ⌊0.8268⌋ = 0.82 (0.83 × 121.69 + 0.5 = 101.50 > 101.12) — the
+    # "0.82" MiaAI-Lab#47 gives as the workaround; from v0.21 they are inside it: ⌊101.12 / 121.69⌋ = 0.83
+    ("vllm==0.9.0", "Out of memory allocating the KV cache", "0.82 runs"),      # no check before 0.9.1
+    ("vllm==0.19.0", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.82 runs"),
+    ("vllm", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.83 starts"),
+])
+def test_one_fraction_rule_for_every_release(runtime, first, share):
+    p = plan(model="llama-3.1-8b", gpu="dgx-spark", runtime=runtime)
+    assert p.verdict == "does_not_fit" and p.allocation.refusal.startswith(first)
+    assert f"--gpu-memory-utilization {share}" in p.allocation.refusal
+    fraction = share.split()[0]
+    assert p.fixes and p.fixes[0].title == f"Lower gpu_memory_utilization to {fraction}"
+    if runtime == "vllm==0.9.0":
+        # 0.9 × 121.69 = 109.52 GiB, + 0.50 GiB of graphs, over the 101.12 GiB free
+        assert "0.9 × 121.69 = 109.52 GiB + 0.50 GiB of CUDA graphs" in p.allocation.refusal
 
 
 def test_a_discrete_card_keeps_its_capacity_as_the_base():

@@ -105,7 +105,7 @@ from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
 from .vllm_swap import host_swap
-from .vllm_unified import budget_base, budget_step, planned_free, start_refusal
+from .vllm_unified import GRAPHS_ON_TOP, budget_base, budget_step, planned_free, start_refusal
 
 # vllm/config/cache.py gpu_memory_utilization: 0.92 in the current release, 0.9 up to v0.19.1 (runtimes/versions.py)
 DEFAULT_UTILIZATION = vllm_default_utilization(None)
@@ -132,7 +132,7 @@ NON_TORCH = {"v0.6": (350 * MiB, 350 * MiB), "v0": (64 * MiB, 256 * MiB), "v1-pr
              "v1": (133 * MiB, 400 * MiB), "v1-cudagraph": (133 * MiB, 400 * MiB)}
 # Estimated CUDA graph pool: 0.42–0.67 GiB logged for 1–8B models (v0.10–v0.25 "Graph capturing
 # finished … took" / "Estimated CUDA graph memory"); far larger for MoE with many experts.
-CUDA_GRAPH_BYTES = 512 * MiB
+CUDA_GRAPH_BYTES = GRAPHS_ON_TOP
 # bytes per token of the profiled forward peak, per (hidden + intermediate/TP) feature, 16-bit model
 ACTIVATION_BYTES_PER_FEATURE = 6
 # The dummy sampler run (after the forward: the two peaks do not add) samples max_num_seqs rows of
@@ -322,6 +322,12 @@ def _card(g: Target) -> tuple[str, int, int | None]:
     return g.name, g.capacity, g.total
 
 
+def _start_refusal(gpu: Target, b: Budget, release: RuntimeVersion | None) -> str | None:
+    """vllm_unified.start_refusal at the plan's fraction, the CUDA graphs counted where they come on top of it."""
+    return start_refusal(gpu, b.utilization, release.key if release else None,
+                         0 if b.graphs_in_budget else b.cuda_graphs)
+
+
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
              longest: int) -> str | None:
     """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len (naming
@@ -500,7 +506,7 @@ class VLLM:
         refusal = (vllm_context_refusal(model, settings.ctx, release.key if release else None)
                    or nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
-                   or head_split_refusal(model, tp) or start_refusal(gpu, b.utilization, release.key if release else None)
+                   or head_split_refusal(model, tp) or _start_refusal(gpu, b, release)
                    or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
         placed = (gpus * n_gpu)[:n_gpu]

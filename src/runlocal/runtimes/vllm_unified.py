@@ -14,6 +14,14 @@ DGX Spark, at most what vLLM's own check read free on fresh boots), while CUDA r
 MemorySnapshot.measure, ``current_platform.is_integrated_gpu``); the OS and the page cache hold the rest either way.
 So the default 0.92 asks for 0.92 × 121.69 = 111.95 GiB and stops when 101.12 GiB is free; the largest fraction that
 starts is ⌊free / total⌋ to two decimals, and its budget is larger than the old free-share × 0.92 one.
+
+Which "free" each release reads: on an integrated GPU psutil's available memory (MemAvailable) — by
+``is_integrated`` from vllm#35356, and before it by a hard-coded list of compute capabilities (8.7 Orin, 11.0 Thor,
+12.1 Spark; the release that added it not read); before that, torch.cuda.mem_get_info, which on a unified device is
+the kernel's MemFree (ollama#12283), the same figure on a fresh boot with the page cache dropped, the state the 0.79
+was read in. So one free figure serves every release; the fraction that runs differs only by what comes on top of
+the budget: the CUDA graphs before v0.21 (0.82 on a Spark: ⌊(101.12 − 0.5) / 121.69⌋), nothing from it (0.83).
+Before 0.9.1 there is no start-up check: the same budget runs out of memory allocating the KV cache instead.
 """
 
 from __future__ import annotations
@@ -21,19 +29,23 @@ from __future__ import annotations
 import math
 import re
 
-from ..units import GiB
+from ..units import GiB, MiB
 from .base import Step, Target
 
 # The first release known to carry the check: issue #20305 reports "Free memory on device … on startup is less than
 # desired GPU memory utilization" on v0.9.1; the 0.8.5 wheel's gpu_worker.py has none (0.9.0 not read)
 FREE_CHECK_FROM = (0, 9, 1)
 DEVICE = "cuda:0"          # torch.device as vLLM's MemorySnapshot names the first GPU
+GRAPHS_ON_TOP = 512 * MiB  # vllm.CUDA_GRAPH_BYTES (imported there from here: one figure)
 REFUSAL_START = "Free memory on device"     # how vLLM's start-up refusal begins (start_refusal)
+# start_refusal's other two: the graphs captured after the KV cache (before v0.21), a release before the check
+REFUSAL_GRAPHS = "Out of memory capturing CUDA graphs: vLLM starts"
+REFUSAL_NO_CHECK = "Out of memory allocating the KV cache: vLLM"
 
 
 def refused_at_start(refusal: str | None) -> bool:
-    """Whether a plan's refusal is vLLM's start-up check on the free memory (start_refusal)."""
-    return bool(refusal) and refusal.startswith(REFUSAL_START)
+    """Whether a plan's refusal is start_refusal's: the budget, a share of CUDA's total, over the free memory."""
+    return refusal is not None and refusal.startswith((REFUSAL_START, REFUSAL_GRAPHS, REFUSAL_NO_CHECK))
 
 
 def _device(gpu: Target):
@@ -66,10 +78,11 @@ def budget_base(gpu: Target) -> int:
     return total[0] if total else gpu.capacity
 
 
-def largest_share(gpu: Target) -> float | None:
-    """The largest --gpu-memory-utilization, to two decimals, whose request the free memory covers."""
+def largest_share(gpu: Target, on_top: int = 0) -> float | None:
+    """The largest --gpu-memory-utilization, to two decimals, whose request — with ``on_top``, what the release
+    allocates outside the budget (the CUDA graphs before v0.21) — the free memory covers."""
     total = cuda_total(gpu)
-    return math.floor(gpu.capacity / total[0] * 100) / 100 if total else None
+    return math.floor((gpu.capacity - on_top) / total[0] * 100) / 100 if total else None
 
 
 def _free_words(gpu: Target, total_source: str) -> str:
@@ -120,24 +133,32 @@ def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | 
             f"{dev.memory_gib:g} GiB, not measured on this device): check `free -g` and state yours with --vram")
 
 
-def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None) -> str | None:
-    """vLLM's start-up refusal, in its words, where utilization × CUDA's total exceeds the free memory planned; the
-    largest fraction that starts and what it leaves the budget. None where it starts, on another device, on a
-    release before the check, or where the free figure is assumed (start_condition says what it needs instead)."""
+def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None, on_top: int = 0) -> str | None:
+    """Where utilization × CUDA's total, with ``on_top`` (the CUDA graphs a release before v0.21 captures after the
+    KV cache), exceeds the free memory planned: vLLM's start-up refusal in its words (from FREE_CHECK_FROM), else the
+    out-of-memory that follows, and the largest fraction that runs (one rule, largest_share). None where it runs, on
+    another device, or where the free figure is assumed (start_condition says what it needs instead)."""
     total = cuda_total(gpu)
-    if total is None or (release is not None and release < FREE_CHECK_FROM) or free_assumed(gpu):
+    requested = math.ceil(total[0] * utilization) if total else 0
+    if total is None or free_assumed(gpu) or requested + on_top <= gpu.capacity:
         return None
-    requested = math.ceil(total[0] * utilization)
-    if requested <= gpu.capacity:
-        return None
-    fits = largest_share(gpu)
-    fix = (f"--gpu-memory-utilization {fits:.2f} starts: {fits:.2f} × {total[0] / GiB:.2f} = "
-           f"{fits * total[0] / GiB:.2f} GiB ≤ {gpu.capacity / GiB:.2f} GiB" if fits and fits > 0 else
-           "no fraction starts")
-    return (f"{REFUSAL_START} {DEVICE} ({round(gpu.capacity / GiB, 2)}/{round(total[0] / GiB, 2)} GiB) on startup "
-            f"is less than desired GPU memory utilization ({utilization:g}, {round(requested / GiB, 2)} GiB) "
-            f"(vLLM refuses to start: the fraction is of {total[1]}, while {gpu.capacity / GiB:.2f} GiB is free, "
-            f"{_free_words(gpu, total[2])}; the OS and page cache hold the rest of the unified memory. {fix})")
+    checked = release is None or release >= FREE_CHECK_FROM
+    fits, free, whole = largest_share(gpu, on_top), gpu.capacity / GiB, total[0] / GiB
+    graphs = f" + {on_top / GiB:.2f} GiB of CUDA graphs" if on_top else ""
+    fix = (f"--gpu-memory-utilization {fits:.2f} {'runs' if on_top else 'starts'}: {fits:.2f} × {whole:.2f} = "
+           f"{fits * whole:.2f} GiB{graphs} ≤ {free:.2f} GiB" if fits and fits > 0 else "no fraction starts")
+    why = (f"the fraction is of {total[1]}, while {free:.2f} GiB is free, {_free_words(gpu, total[2])}; the OS and page "
+           f"cache hold the rest of the unified memory. {fix})")
+    if checked and requested > gpu.capacity:
+        return (f"{REFUSAL_START} {DEVICE} ({round(free, 2)}/{round(whole, 2)} GiB) on startup is less than desired "
+                f"GPU memory utilization ({utilization:g}, {round(requested / GiB, 2)} GiB) (vLLM refuses to start: {why}")
+    if checked:
+        return (f"{REFUSAL_GRAPHS} ({utilization:g} × {whole:.2f} = {requested / GiB:.2f} GiB ≤ {free:.2f} GiB free) and "
+                f"sizes its KV cache to that budget; the CUDA graphs, captured after it in this release "
+                f"({on_top / GiB:.2f} GiB), do not fit in what is left ({why}")
+    return (f"{REFUSAL_NO_CHECK} releases before 0.9.1 have no start-up check on free memory, and the budget, "
+            f"{utilization:g} × {whole:.2f} = {requested / GiB:.2f} GiB{graphs}, is more than the {free:.2f} GiB free "
+            f"({why}")
 
 
 def budget_step(gpu: Target, utilization: float, budget: int) -> Step:
@@ -157,14 +178,14 @@ def starting_share(planner, targets: list[Target]) -> float | None:
     or device, or where the default starts. `best` plans a device with it, as `check`'s fix 1 offers it."""
     if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
         return None
-    from .versions import vllm_default_utilization
+    from .versions import vllm_default_utilization, vllm_graphs_in_budget
 
     release = planner._release() if hasattr(planner, "_release") else None
     default = vllm_default_utilization(release)
-    if release is not None and release.key < FREE_CHECK_FROM:
-        return None
+    # before v0.21 the CUDA graphs come on top of the budget (start_refusal's on_top; vllm.CUDA_GRAPH_BYTES)
+    on_top = 0 if vllm_graphs_in_budget(release) else GRAPHS_ON_TOP
     # an assumed free figure lowers nothing: the default's command is kept, its condition said (start_condition)
-    shares = [s for t in targets if not free_assumed(t) and (s := largest_share(t)) is not None]
+    shares = [s for t in targets if not free_assumed(t) and (s := largest_share(t, on_top)) is not None]
     return min(shares) if shares and 0 < min(shares) < default else None
 
 
