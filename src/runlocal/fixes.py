@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .boundary import largest_guided
@@ -185,7 +186,7 @@ def _context_and_concurrency(f: _Fixer) -> None:
         top = (f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi
                and f.plan.max_context_basis != "all_on_gpu" else None)
         top_alloc = f.allocate(s.with_(ctx=top)) if top and f.runs(s.with_(ctx=top)) else None
-        roomy = (top if top_alloc is not None and fits_verdict(top_alloc)
+        roomy = (top if top_alloc is not None and fits_verdict(top_alloc, model)
                  else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict))
         shorter = roomy or (top if top_alloc is not None
                             else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
@@ -532,7 +533,7 @@ def _wired_limit(f: _Fixer, i: int, device) -> bool:
     if not limits:
         return device.vendor == "apple"
     # the aim: a plan that does not start starts; a tight one gets under the 90 % rule
-    aim = fits_verdict if f.runs(f.base) else _fits
+    aim = partial(fits_verdict, model=f.model) if f.runs(f.base) else _fits
     more = next((m for n in limits
                  if aim(f.allocate(f.base, None, m := [*f.targets[:i], replace(t, capacity=n), *f.targets[i + 1:]]))),
                 None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from .boundary import Room, device_keys, edge_confirmed, largest_guided
 from .model.spec import ModelSpec
@@ -68,8 +69,10 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     and every context planned above it failed, but the first failing one may lie more than one cache step above it —
     --explain states by how many tokens the exact edge may lie above the answer (0 where the plans closed it)."""
 
+    judge = partial(fits_verdict, model=model) if ok is fits_verdict else ok    # the verdict rule's own (with model)
+
     def passes(n: int) -> bool:
-        passed = ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
+        passed = judge(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
         if tried is not None:
             tried.append((n * granule, passed))
         return passed
@@ -93,7 +96,7 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         if ok is keeps_every_layer:
             return _kept_whole(runtime, model, weights, at, targets)
         a = runtime.allocate(model, weights, at, targets)
-        return ok(a), room(a, tight=True)
+        return judge(a), room(a, tight=True)
 
     def pivot_compute() -> dict[str, int]:
         # PIVOT_CTX's compute buffers (planned anyway where the top fails): skipped plans' rooms, whatever was asked
@@ -220,9 +223,10 @@ def keeps_every_layer(a: Allocation) -> bool:
     return fits(a) and not a.compromise
 
 
-def fits_verdict(a: Allocation) -> bool:
-    """The plan's verdict is "fits" (not tight): what a fix that shortens the context aims for first."""
-    return verdict(a) == "fits"
+def fits_verdict(a: Allocation, model: ModelSpec | None = None) -> bool:
+    """The plan's verdict is "fits" (not tight): what a fix that shortens the context aims for first. With ``model``
+    (longest_context passes its own), verdict.verdict's whole rule: layers or experts held in RAM are tight."""
+    return verdict(a, model) == "fits"
 
 
 def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:

@@ -55,6 +55,8 @@ def test_every_release_past_0_10_2_and_the_current_refuse_mllama_in_vllms_words(
         refusal = plan.allocation.refusal or ""
         assert plan.verdict == "does_not_fit", runtime
         assert ATTRIBUTE_LINE in refusal and "#27198" in refusal, runtime
+        # the AttributeError was reported on 0.11.0 only; past it the stop is read from source and says so (review22b #11)
+        assert "seen on 0.11.0 (vllm-project/vllm#27198); later releases read from source, not run" in refusal
         assert REGISTRY_LINE in refusal and "--model-impl vllm" in refusal
         assert "--runtime vllm==0.10.2" in refusal and "pip install 'vllm==0.10.2'" in refusal
         # the runtimes that load it, each from its own source (test_no_llama_cpp_arch.py's docstring)

@@ -70,8 +70,9 @@ VLLM_LAST: dict[str, dict[str, str]] = {
         # processor's _get_num_multimodal_tokens — MllamaProcessor has none (transformers 4.55–5.23 read;
         # huggingface/transformers#41749): vllm-project/vllm#27198 (0.11.0, transformers 4.57.1) stops there.
         "server": ("with the default --model-impl auto its Transformers-backend fallback takes the architecture "
-                   "first and start-up stops with \"AttributeError: 'MllamaProcessor' object has no attribute "
-                   "'_get_num_multimodal_tokens'\" (vllm-project/vllm#27198 on 0.11.0; huggingface/transformers#41749"
+                   "first, and start-up stops with \"AttributeError: 'MllamaProcessor' object has no attribute "
+                   "'_get_num_multimodal_tokens'\" — seen on 0.11.0 (vllm-project/vllm#27198); later releases read "
+                   "from source, not run (transformers 4.55–5.23 have no such method: huggingface/transformers#41749"
                    "); with --model-impl vllm: \"Model architecture MllamaForConditionalGeneration was supported in "
                    "vLLM until v0.10.2, and is not supported anymore.\""),
         "others": ("transformers 4.45 or later (--runtime transformers plans it), mlx-vlm on Apple silicon "
