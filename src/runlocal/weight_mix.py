@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from .memo import IdMemo
 from .model.spec import ModelSpec
@@ -16,6 +17,7 @@ from .runtimes.base import Step
 MAX_NAMES = 4      # tensor kinds named per type; the rest counted
 
 
+@lru_cache(maxsize=4096)
 def _kind(name: str) -> str:
     return re.sub(r"\.weight$", "", re.sub(r"^blk\.\d+\.", "", name))
 
