@@ -22,7 +22,9 @@ _NOT_HERE = ("nvidia-smi", "CUDA_VISIBLE_DEVICES")
 
 
 # a Jetson whose memory is at most this many GiB is named from the log's total only where the paste names a Jetson:
-# discrete cards of 8 to 16 GB report totals in the same range (review22b #9: a bare 7.43 GiB was named a Jetson)
+# discrete cards of 8 to 16 GB report totals in the same range (review22b #9: a bare 7.43 GiB was named a Jetson; the
+# same "7.43 GiB total capacity" is in a 2019 fast.ai lesson-3 OOM, years before any Orin: Laura Langdon, "10,000 Ways
+# That Won't Work", 2019-09-27)
 SMALL_JETSON_GIB = 16
 # the GB10's floor: MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47, free 101.3–102.2 of 121.69 GiB on fresh headless
 # boots, after dropping caches, on two driver branches

@@ -98,7 +98,11 @@ def unified(ex: dict[str, Any]) -> bool:
 
 # AMD's Windows driver names itself "AMD proprietary driver" on ggml_vulkan's line: there no ttm module exists, and the
 # share is AMD's Variable Graphics Memory, set in the Adrenalin app, up to 75 % of RAM, after a restart (AMD's
-# announcement for Ryzen AI 300, as reported; devices.json's Strix Halo note: up to 96 GB of 128 GB)
+# announcement for Ryzen AI 300, as reported: https://www.xataka.com/videojuegos/ultimo-amd-promete-mejorar-rendimiento-
+# portatiles-juegos-truco-vgm-poquito-ia, 2024-09, quoting AMD, "hasta el 75% de la memoria RAM del sistema"; the
+# restart: https://it.webtech360.com/detail/lancio-della-memoria-grafica-variabile-amd-soluzione-per-migliorare-
+# lesperienza-di-gioco-sulle-cpu-amd-73008137.html, "fino al 75% … dopo un riavvio"; devices.json's Strix Halo note:
+# up to 96 GB of 128 GB)
 WINDOWS_DRIVER = "amd proprietary driver"
 VGM_COMMAND = ("# Windows: AMD Software: Adrenalin Edition > Variable Graphics Memory (up to 75% of RAM as the GPU's), "
                "then restart")
