@@ -113,3 +113,47 @@ def test_asking_whether_the_card_can_load_it_is_the_load():
     said = "I run the demo.ipynb on a A6000 with 48 GB memory, but it tells me that CUDA error: out of memory."
     assert diagnose_text(said + "\n\nIs 48 GB not enough to load the model?").category == "cuda_oom_load"
     assert diagnose_text(said).category == "cuda_oom_phase_unstated"  # contrast: without the question
+
+
+# -- review22b #1: forms that read a run-time failure as the load -------------------------------------------------------
+# The three pastes are review22b's (built to probe the rule, not public threads); each is checked against its own
+# contrast, the same paste with the probed words taken out or swapped for a loader's.
+_PT_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "23.65 GiB of which 1.20 GiB is free. Of the allocated memory 20.10 GiB is allocated by PyTorch, and 1.80 GiB "
+           "is reserved by PyTorch but unallocated.")
+
+
+def test_able_to_load_then_a_failure_in_generate_is_the_run():
+    ran = "when I run generate on a long prompt it crashes:\n" + _PT_OOM
+    said = "I was able to load the model fine with transformers, but " + ran
+    assert diagnose_text(said).category == "cuda_oom_long_context"
+    assert diagnose_text(ran).category == "cuda_oom_long_context"  # contrast: without the clause, the same answer
+    # the same words negated are the load that failed
+    assert diagnose_text("I was not able to load the model:\n" + _PT_OOM).category == "cuda_oom_load"
+
+
+_HANDLER = ('Traceback (most recent call last):\n  File "/app/server.py", line 88, in handle_request\n'
+            "    img = load_image(req.url)\n"
+            '  File "/app/utils.py", line 12, in load_image\n    t = preprocess(x).to("cuda")\n'
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity "
+            "of 23.65 GiB of which 100.00 MiB is free.")
+
+
+def test_a_request_handlers_load_image_frame_is_no_load():
+    assert diagnose_text(_HANDLER).category != "cuda_oom_load"
+    # contrast: the frame a loader's (transformers' / LLaVA's load_pretrained_model, round 23's load_model)
+    assert diagnose_text(_HANDLER.replace("in load_image", "in load_model")).category == "cuda_oom_load"
+
+
+_JSON_FRAME = ("The server has been running for hours, then after some requests:\nTraceback (most recent call last):\n"
+               '  File "/app/api.py", line 40, in chat\n    data = json.loads(body)\n'
+               '  File "/usr/lib/python3.10/json/__init__.py", line 346, in loads\n'
+               "    return _default_decoder.decode(s)\n"
+               "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.50 GiB "
+               "already allocated; 12.00 MiB free; 6.80 GiB reserved in total by PyTorch)")
+
+
+def test_json_loads_frame_is_no_load():
+    assert diagnose_text(_JSON_FRAME).category == "cuda_oom_long_context"
+    # contrast: the frame renamed (review22b's t3b) gives the same answer, so ``in loads`` adds nothing
+    assert diagnose_text(_JSON_FRAME.replace("in loads", "in decode")).category == "cuda_oom_long_context"

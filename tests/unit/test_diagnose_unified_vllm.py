@@ -38,3 +38,33 @@ def test_a_discrete_card_keeps_the_other_process_fixes():
     commands = [f["command"] for f in doc["fixes"]]
     assert any("nvidia-smi" in c for c in commands)
     assert "DGX Spark" not in doc["cause"]
+
+
+def test_the_gb10_floor_is_said_as_its_range():
+    # MiaAI-Lab#47: free 101.3–102.2 GiB of 121.69 → the OS keeps 121.69 − 102.2 = 19.49 to 121.69 − 101.3 = 20.39 GiB
+    doc = doc_for(102.2, 121.69, 0.87, 105.87)
+    assert "19.5–20.4 GiB of a GB10's 121.69" in doc["cause"]
+
+
+def test_a_jetson_agx_orin_total_is_said_for_that_device_not_a_gb10():
+    # review22b's u1: 61.35 GiB is CUDA's total on a Jetson AGX Orin 64GB (62,827 MiB, devices.json cuda_total_note);
+    # 61.35 − 40.12 = 21.23 GiB not free. No GB10 figure, no nvidia-smi claim (that is the Spark's known issue)
+    doc = doc_for(40.12, 61.35, 0.9, 55.22)
+    assert "Jetson AGX Orin 64GB" in doc["cause"] and "21.23 GiB not free" in doc["cause"]
+    assert "GB10" not in doc["cause"] and "nvidia-smi" not in doc["cause"]
+    assert not any("nvidia-smi" in f["command"] for f in doc["fixes"])
+
+
+def test_a_bare_small_total_is_no_jetson_unless_the_paste_says_so():
+    # 7.43 GiB is the Orin Nano Super 8GB's total (7,607 MiB); the Orin NX 8GB and the original Orin Nano carry the
+    # same 8 GB, so the family is named, and only where the paste names a Jetson
+    line = LINE.format(free=5.10, total=7.43, util=0.9, asked=6.69)
+    bare = with_computed_fixes(diagnose_text(line))
+    assert "Jetson" not in bare["cause"]
+    assert any("nvidia-smi" in f["command"] for f in bare["fixes"])      # another process is still the lead there
+    for said in ("vllm serve on my Jetson Orin Nano", "Tegra release r36.4.0", "Orin NX, JetPack 6.2"):
+        named = with_computed_fixes(diagnose_text(said + "\n" + line))
+        assert "a Jetson Orin with 8 GB" in named["cause"], said
+        assert not any("nvidia-smi" in f["command"] for f in named["fixes"])
+    # a word inside another ("monitoring", "author") names nothing
+    assert "Jetson" not in with_computed_fixes(diagnose_text("monitoring by the author\n" + line))["cause"]

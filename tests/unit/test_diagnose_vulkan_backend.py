@@ -9,6 +9,10 @@ and from the driver's source, written out here, not from runlocal's code.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -64,15 +68,24 @@ def _answer(text: str) -> tuple[dict, list[str]]:
     return doc, [f["command"] for f in doc["fixes"]]
 
 
-def _pages_on(command: str, memtotal_kib: int) -> int:
-    """The pages_limit the line writes on a machine whose /proc/meminfo MemTotal is ``memtotal_kib``: its awk program
-    read back and run as awk runs it (p = int(kB / 4); a = p − floor; b = int(p × 3 / 4); the larger)."""
-    m = re.search(r"p = int\(\$2 / (\d+)\); a = p - (\d+); b = int\(p \* (\d+) / (\d+)\); print \(a > b \? a : b\)",
-                  command)
-    assert m, command
-    kib_per_page, floor, num, den = (int(g) for g in m.groups())
-    p = memtotal_kib // kib_per_page
-    return max(p - floor, p * num // den)
+def _pages_on(command: str, memtotal_kib: int, vram_bytes: int | None = None, tmp: Path | None = None) -> int:
+    """The pages_limit the line writes on a machine whose /proc/meminfo MemTotal is ``memtotal_kib`` and whose amdgpu
+    mem_info_vram_total (the BIOS carve-out) is ``vram_bytes`` (None: no such file): the line itself run by sh and
+    awk over files holding those figures, up to the pipe into sudo tee."""
+    if shutil.which("sh") is None or shutil.which("awk") is None:
+        pytest.skip("no sh / awk here")
+    tmp = tmp or Path(tempfile.mkdtemp())
+    (tmp / "meminfo").write_text(f"MemTotal:       {memtotal_kib} kB\nMemFree:         1000000 kB\n")
+    vram = tmp / "mem_info_vram_total"
+    if vram_bytes is not None:
+        vram.write_text(f"{vram_bytes}\n")
+    assert vulkan_backend.VRAM_TOTAL_FILE in command and "/proc/meminfo" in command
+    line = (command.split(" | sudo tee")[0].replace(vulkan_backend.VRAM_TOTAL_FILE, str(vram))
+            .replace("/proc/meminfo", str(tmp / "meminfo")))
+    out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True).stdout
+    m = re.fullmatch(r"options ttm pages_limit=(\d+)\n", out)
+    assert m, out
+    return int(m.group(1))
 
 
 def test_the_strix_halo_radv_refusal_is_a_vulkan_gtt_failure_not_cuda() -> None:
@@ -83,12 +96,27 @@ def test_the_strix_halo_radv_refusal_is_a_vulkan_gtt_failure_not_cuda() -> None:
     assert not any(_NVIDIA_ONLY.search(c) for c in commands), commands
     # fix 1 raises the GTT limit: TTM's pages_limit in 4 KiB pages; the 4,269,813,760 B buffer = 3.98 GiB
     assert "ttm pages_limit" in commands[0] and "3.98 GiB" in doc["fixes"][0]["effect"]
-    # on a 128 GiB Strix Halo (MemTotal 134,217,728 kB if the kernel saw all of it) the line writes 120 GiB:
-    # (128 − 8) GiB / 4 KiB = 31,457,280 pages, the `options ttm pages_limit=31457280` of the public 120 GiB setups
-    # (whylucian softab's hardware-specs, as fixes22b cites them); on a 16 GiB laptop 3/4 is more than RAM − 8 GiB:
-    # 16 GiB × 0.75 / 4 KiB = 3,145,728 pages (12 GiB)
+    # on a 128 GiB Strix Halo the line writes 120 GiB: (128 − 8) GiB / 4 KiB = 31,457,280 pages, the `options ttm
+    # pages_limit=31457280` of the public 120 GiB setups (whylucian softab's hardware-specs, as fixes22b cites them)
     assert _pages_on(commands[0], 128 * 1024 * 1024) == 31_457_280
+    # ... from what such a machine reports (review22b #7). amd-ttm's example (superm1/amd-debug-tools docs/amd-ttm.md,
+    # also in AMD's Strix Halo guide): default limit 16,469,033 pages = half of MemTotal, so MemTotal = 2 × 16,469,033
+    # × 4 kB = 131,752,264 kB (125.65 GiB, as it prints). With AMD's 0.5 GB carve-out: 131,752,264 + 524,288 kB =
+    # 126.15 GiB → 128 GiB; without the carve-out file, 125.65 → 128 GiB. Before the rounding the line wrote
+    # 131,752,264 / 4 − 2,097,152 = 30,840,914 pages (117.65 GiB), below check's 120
+    assert _pages_on(commands[0], 131_752_264, 512 * 2**20) == 31_457_280
+    assert _pages_on(commands[0], 131_752_264) == 31_457_280
+    # ROCm/legacy-rocm-build#5444 (a 128 GB Corsair Strix Halo): amd-ttm's default 4,058,844 pages = half of MemTotal,
+    # so MemTotal = 32,470,752 kB (30.97 GiB, as it prints): the BIOS carve-out took the rest. Assumed 96 GiB (the
+    # largest VGM setting, devices.json's note): 32,470,752 + 100,663,296 kB = 126.97 GiB → 128 GiB, 31,457,280
+    # pages; before, 32,470,752 / 4 − 2,097,152 = 6,020,536 (22.97 GiB). Without the carve-out read the line can only
+    # see 30.97 → 32 GiB: max(32 − 8, 32 × 3/4) = 24 GiB = 6,291,456 pages
+    assert _pages_on(commands[0], 32_470_752, 96 * 2**30) == 31_457_280
+    assert _pages_on(commands[0], 32_470_752) == 6_291_456
+    # on a 16 GiB laptop 3/4 is more than RAM − 8 GiB: 16 GiB × 0.75 / 4 KiB = 3,145,728 pages (12 GiB); a 16 GiB
+    # laptop reporting 15.2 GiB with a 512 MiB carve-out rounds to the same 16
     assert _pages_on(commands[0], 16 * 1024 * 1024) == 3_145_728
+    assert _pages_on(commands[0], int(15.2 * 2**20), 512 * 2**20) == 3_145_728
     assert any("-c 8192" in c and "q8_0" in c for c in commands)   # a shorter context, a quantized KV cache
 
 

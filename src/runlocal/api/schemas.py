@@ -387,6 +387,9 @@ class DeviceDoc(_Open):
     price_usd: float | None = None          # the launch price (choose.device_price), with when it was set and its page
     price_as_of: str | None = None
     price_source: str | None = None
+    used_price_usd: float | None = None     # a used-market price, where the catalog has a dated one, its page and date
+    used_price_source: str | None = None
+    used_price_as_of: str | None = None
     rent_usd_per_gpu_hour: float | None = None   # cheapest on-demand offer of one GPU (data/cloud_prices.json)
     rent_provider: str | None = None
     rent_price_date: str | None = None

@@ -642,6 +642,8 @@ _rule((": nvidia", ": tesla", ": quadro", ": geforce", ": amd", ": radeon", ": i
       r"\bGPU \d+: ((?:NVIDIA|Tesla|Quadro|GeForce|AMD|Radeon|Instinct)[^(\n]*?)\s*(?:\(UUID|$)")(
     _set("gpu_name"))
 _rule("|   ", r"\|\s+\d+\s+(NVIDIA [^|]+?)\s+(?:On|Off)\s+\|")(_set("gpu_name"))
+# a Jetson named (the module, its SoC's "Tegra", its "Orin" / "Thor"): unified_gpu.py names one by its total only then
+_rule(("jetson", "tegra", "orin", "thor"), r"\b(jetson|tegra|orin|thor)\b")(_set("jetson_named"))
 _rule("general.name", r"general\.name\s+(?:str\s+)?=\s+(.+?)\s*$")(_set("model_name"))
 _rule("loading model from", r"loading model from '?([^'\s]+)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
 _rule("loading model '", r"loading model '([^']+\.gguf)'")(  # llama-server's "srv load_model: loading model '…'"

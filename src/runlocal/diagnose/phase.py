@@ -95,9 +95,14 @@ LOAD = re.compile(
     # exllamav2 placing its modules across the cards (model.py: load_autosplit_gen raises "Insufficient VRAM for model
     # and cache", a gpu_split load asserts "Insufficient space in device allocation" when a module's footprint fits no
     # card left; exllamav3's "... in split for model and cache") and a traceback's frame inside a function named load*
-    # (exllamav2's linear.py ``in load``): the weights being placed
+    # (exllamav2's linear.py ``in load``): the weights being placed. Only loaders' names: the tuning texts' frames
+    # (load, load_model*, load_pretrained_model, load_state_dict, load_checkpoint*, load_quant, load_gen,
+    # load_single_weight, load_tensor, load_torch_file, load_llama_from_model_settings, load_adapter, load_clip), not
+    # ``json.loads`` / ``pickle.loads`` nor a request handler's ``load_image`` / ``load_data`` / ``load_batch``, which
+    # run after the load (review22b #1)
     r"|load_autosplit|insufficient vram (?:in split )?for model and cache|insufficient space in device allocation"
-    r"|\bin load\w*\s*$"
+    r"|\bin load(?:_gen|_\w*?(?:model|pretrained|state_dict|checkpoint|ckpt|weights?|tensors?|quant|autosplit|adapter"
+    r"|lora|clip|llama|torch_file)\w*)?\s*$"
     # the load said to have failed ("could not load model (no success): Unexpected err=OutOfMemoryError", LocalAI's
     # model loader relaying its backend's LoadModel), around an out-of-memory: that is when it ran out
     r"|\b(?:could not|couldn't|failed to|unable to) load (?:the )?model\b"
@@ -118,8 +123,9 @@ LOAD = re.compile(
     # tokens", server/text_generation_server/models/flash_causal_lm.py warmup): the start-up
     r"|skipping tactic|tactic device request|cuda-graphs? capture|captur\w* cuda-graphs?"
     r"|not enough memory to handle \d+ (?:total|prefill) tokens"
-    # the user asking whether the card is enough to load it ("Is 48 GB not enough to load the model?")
-    r"|\b(?:enough|able) to load\b")
+    # the user asking whether the card is enough to load it ("Is 48 GB not enough to load the model?"), or saying it
+    # cannot ("not able to load"); "was able to load" is the load that worked (LOADED, review22b #1)
+    r"|\benough to load\b|\bnot able to load\b")
 # an input said to grow until the failure ("When `seq_len` get larger and larger … finally gets OOM", "Inference with inputs
 # with sequence length increased will cause OOM", intel-extension-for-pytorch#489): the model had loaded and ran, so
 # these words are both the run and the load said to be over (LOADED)
@@ -396,6 +402,9 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     r"|(?:能|可以)?正常启动|启动成功|\bstart(?:s|ed)? (?:up )?(?:fine|normally|successfully|ok)\b"
                     # ... or the model said to load fine ("The models load fine", llama.cpp#13085)
                     r"|\bloads? (?:fine|ok|normally|successfully)\b|\bloaded (?:fine|ok|normally)\b"
+                    # ... or said to have been able to load it ("I was able to load the model fine …, but when I run
+                    # generate …"): the load worked (review22b #1)
+                    r"|\b(?:was|were|am|is|are|'m|'re) able to load\b"
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")

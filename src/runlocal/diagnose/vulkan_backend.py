@@ -17,7 +17,7 @@ What the log says, as extract.py reads it:
 The raise is worded once, as `runlocal check` raises an AMD APU's share (fixes.py _unified_share with
 hardware/unified_memory.raised_gpu_share: RAM − AMD_OS_FLOOR, at least AMD_RAISED_SHARE of it, in TTM_PAGE_BYTES
 pages). A log rarely states the RAM, so the pages are computed on the machine from /proc/meminfo's MemTotal (kB) by
-the same rule.
+the same rule, once rounded up to the installed size (MemTotal lacks the BIOS carve-out and the kernel's reserve).
 
 Pure computation over the figures.
 """
@@ -41,12 +41,25 @@ _AMD_APU = re.compile(r"\b(?:radeon )?8[06]50s\b|\b(?:890|880|780|760|740|680|66
                       r"|strix halo|ryzen ai max", re.I)
 _KIB_PER_PAGE = TTM_PAGE_BYTES // 1024
 _SHARE = Fraction(AMD_RAISED_SHARE).limit_denominator(100)
-# check's rule in awk over MemTotal (kB): p pages of RAM; RAM − the OS floor, or the share if that is more
+# check's rule in awk over the installed RAM (review22b #7). /proc/meminfo's MemTotal is below it: the firmware's and
+# the kernel's reservations (amd-ttm's example, superm1/amd-debug-tools docs/amd-ttm.md:
+# the default limit of 16,469,033 pages is half of MemTotal, so MemTotal ≈ 131,752,264 kB = 125.65 GiB on a 128 GB
+# machine) and the BIOS carve-out (amdgpu's mem_info_vram_total, bytes; MemTotal ≈ 30.97 GiB on a 128 GB Strix Halo
+# whose carve-out took most of it, ROCm/legacy-rocm-build#5444's amd-ttm output). So the RAM is taken as MemTotal plus
+# the carve-out, rounded up to the next multiple of INSTALLED_STEP_GIB (every marketed size: 16, 32, 64, 96, 128 GB);
+# assumed: those reservations are less than that step. Then RAM − the OS floor, or the share if that is more, in pages.
+# The first card's carve-out is read: on an APU alone that is the APU's (a discrete Radeon beside it would add its own).
+INSTALLED_STEP_GIB = 8
+_STEP_KIB = INSTALLED_STEP_GIB * 2**20
+VRAM_TOTAL_FILE = "/sys/class/drm/card*/device/mem_info_vram_total"
 TTM_RAISE_COMMAND = (
-    "echo \"options ttm pages_limit=$(awk '/MemTotal/ {p = int($2 / " f"{_KIB_PER_PAGE}" "); "
-    f"a = p - {AMD_OS_FLOOR // TTM_PAGE_BYTES}; b = int(p * {_SHARE.numerator} / {_SHARE.denominator}); "
+    "echo \"options ttm pages_limit=$(awk -v v=\"$(cat " f"{VRAM_TOTAL_FILE}" " 2>/dev/null | head -n1)\" "
+    f"'/MemTotal/ {{r = int(($2 + int(v / 1024) + {_STEP_KIB - 1}) / {_STEP_KIB}) * {_STEP_KIB}; "
+    f"p = int(r / {_KIB_PER_PAGE}); a = p - {AMD_OS_FLOOR // TTM_PAGE_BYTES}; "
+    f"b = int(p * {_SHARE.numerator} / {_SHARE.denominator}); "
     "print (a > b ? a : b)}' /proc/meminfo)\" | sudo tee /etc/modprobe.d/ttm.conf   "
-    f"# RAM less {AMD_OS_FLOOR // 2**30} GiB (at least {AMD_RAISED_SHARE:.0%}), in {_KIB_PER_PAGE} KiB pages; reboot")
+    f"# RAM (MemTotal + the BIOS carve-out, up to a multiple of {INSTALLED_STEP_GIB} GiB) less "
+    f"{AMD_OS_FLOOR // 2**30} GiB (at least {AMD_RAISED_SHARE:.0%}), in {_KIB_PER_PAGE} KiB pages; reboot")
 RAISED_SHARE_WORDS = f"the RAM less {AMD_OS_FLOOR // 2**30} GiB (at least {AMD_RAISED_SHARE:.0%})"
 RAISE_TITLE = "Raise the GPU's share of RAM to {share} (Linux: ttm pages_limit)"
 AMD_POOLS_COMMAND = "grep . /sys/class/drm/card*/device/mem_info_{vram,gtt}_{total,used}"
@@ -85,7 +98,11 @@ def unified(ex: dict[str, Any]) -> bool:
 
 # AMD's Windows driver names itself "AMD proprietary driver" on ggml_vulkan's line: there no ttm module exists, and the
 # share is AMD's Variable Graphics Memory, set in the Adrenalin app, up to 75 % of RAM, after a restart (AMD's
-# announcement for Ryzen AI 300, as reported; devices.json's Strix Halo note: up to 96 GB of 128 GB)
+# announcement for Ryzen AI 300, as reported: https://www.xataka.com/videojuegos/ultimo-amd-promete-mejorar-rendimiento-
+# portatiles-juegos-truco-vgm-poquito-ia, 2024-09, quoting AMD, "hasta el 75% de la memoria RAM del sistema"; the
+# restart: https://it.webtech360.com/detail/lancio-della-memoria-grafica-variabile-amd-soluzione-per-migliorare-
+# lesperienza-di-gioco-sulle-cpu-amd-73008137.html, "fino al 75% … dopo un riavvio"; devices.json's Strix Halo note:
+# up to 96 GB of 128 GB)
 WINDOWS_DRIVER = "amd proprietary driver"
 VGM_COMMAND = ("# Windows: AMD Software: Adrenalin Edition > Variable Graphics Memory (up to 75% of RAM as the GPU's), "
                "then restart")
