@@ -188,3 +188,16 @@ def test_every_fix_on_a_spark_is_planned_at_the_fraction_that_starts():
     # 131,072 tokens × 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 B = 40.0 GiB of KV: about 80 GiB, under the budget
     awq = next(f for f in others if "AWQ" in f.title)
     assert "--max-model-len 131072" in awq.command
+
+
+def test_a_jetson_plan_of_an_older_release_counts_its_graphs_in_the_condition():
+    # thehighnotes/vllm-jetson-orin (outcomes record vllm-077): Qwen3.5-35B-A3B GPTQ-Int4 served by vLLM 0.17.0 on an
+    # AGX Orin 64GB, fraction unstated — it ran. runlocal's free figure there is assumed, so the plan may not refuse;
+    # by hand its condition: 0.9 × 61.35 = 55.215 GiB, + 0.5 GiB of CUDA graphs captured after the KV cache before
+    # v0.21 = 55.715 GiB free needed (printed to two decimals)
+    import re
+
+    p = plan(model="qwen3.5-35b-a3b", gpu="jetson-agx-orin-64gb", runtime="vllm==0.17.0", quant="gptq")
+    assert p.verdict != "does_not_fit" and not p.allocation.refusal
+    said = next(c for c in p.conditions if c.startswith("runs if at least"))
+    assert re.search(r"at least 55\.7[12] GiB is free", said) and "0.50 GiB of CUDA graphs" in said

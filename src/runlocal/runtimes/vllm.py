@@ -219,6 +219,11 @@ class Budget:
     mm_inputs: ProfileInputs | None = None   # what the encoder's profile depends on (its --explain levers)
 
     @property
+    def graphs_on_top(self) -> int:
+        """The CUDA graphs' bytes where they come on top of the budget (before v0.21), else 0."""
+        return 0 if self.graphs_in_budget else self.cuda_graphs
+
+    @property
     def pool_memory(self) -> int:
         return min(self.kv_memory, self.kv_memory_workers)
 
@@ -324,8 +329,7 @@ def _card(g: Target) -> tuple[str, int, int | None]:
 
 def _start_refusal(gpu: Target, b: Budget, release: RuntimeVersion | None) -> str | None:
     """vllm_unified.start_refusal at the plan's fraction, the CUDA graphs counted where they come on top of it."""
-    return start_refusal(gpu, b.utilization, release.key if release else None,
-                         0 if b.graphs_in_budget else b.cuda_graphs)
+    return start_refusal(gpu, b.utilization, release.key if release else None, b.graphs_on_top)
 
 
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
@@ -520,7 +524,7 @@ class VLLM:
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
         devices = tuple(
-            DeviceMemory(g.name, g.kind, planned_free(g, b.utilization), b.weights, kv_bytes,
+            DeviceMemory(g.name, g.kind, planned_free(g, b.utilization, b.graphs_on_top), b.weights, kv_bytes,
                          b.activation if i == 0 else b.activation_workers, b.non_torch + b.cuda_graphs)
             for i, g in enumerate((gpus * n_gpu)[:n_gpu])
         )

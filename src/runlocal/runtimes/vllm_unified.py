@@ -107,16 +107,18 @@ def free_assumed(gpu: Target) -> bool:
     return dev is not None and not dev.share_source and gpu.capacity == dev.gpu_usable_bytes
 
 
-def planned_free(gpu: Target, utilization: float) -> int:
+def planned_free(gpu: Target, utilization: float, on_top: int = 0) -> int:
     """The free memory a vLLM plan is judged against: where it is assumed (free_assumed), at least what vLLM asks
-    for, which start_condition states as the plan's condition; else the figure planned. No refusal rests on a guess."""
+    for with what comes on top of it (``on_top``: the CUDA graphs before v0.21), which start_condition states as the
+    plan's condition; else the figure planned. No refusal rests on a guess."""
     total = cuda_total(gpu)
     if total is None or not free_assumed(gpu):
         return gpu.capacity
-    return max(gpu.capacity, math.ceil(total[0] * utilization))
+    return max(gpu.capacity, math.ceil(total[0] * utilization) + on_top)
 
 
-def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | None) -> str | None:
+def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | None,
+                    on_top: int = 0) -> str | None:
     """Where the free memory is assumed: the free memory the plan holds under, and how to state the real figure."""
     total = cuda_total(gpu)
     if total is None or not free_assumed(gpu):
@@ -128,7 +130,10 @@ def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | 
     requested = math.ceil(total[0] * utilization)
     stops = ("vLLM refuses at start-up" if release is None or release >= FREE_CHECK_FROM else
              "this release has no start-up check, and the KV cache allocation runs out of memory")
-    return (f"runs if at least {requested / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × {total[1]}); "
+    stops += " or the graph capture does" if on_top and "refuses" in stops else ""
+    graphs = f", + {on_top / GiB:.2f} GiB of CUDA graphs captured after the KV cache in this release" if on_top else ""
+    return (f"runs if at least {(requested + on_top) / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × "
+            f"{total[1]}{graphs}); "
             f"with less, {stops}: runlocal assumed {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
             f"{dev.memory_gib:g} GiB, not measured on this device): check `free -g` and state yours with --vram")
 
@@ -193,9 +198,12 @@ def plan_condition(planner, settings, targets: list[Target]) -> str | None:
     """start_condition for a vLLM plan's first unified NVIDIA device, at the plan's fraction and release."""
     if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
         return None
+    from .versions import vllm_graphs_in_budget
+
     release = planner._release() if hasattr(planner, "_release") else None
     utilization = settings.vllm.gpu_memory_utilization
-    said = (start_condition(t, utilization, release.key if release else None) for t in targets if utilization)
+    on_top = 0 if vllm_graphs_in_budget(release) or settings.vllm.enforce_eager else GRAPHS_ON_TOP
+    said = (start_condition(t, utilization, release.key if release else None, on_top) for t in targets if utilization)
     return next((c for c in said if c), None)
 
 
