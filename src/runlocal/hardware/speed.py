@@ -148,17 +148,23 @@ POWER_KNEE_FLOOR: dict[str, float] = dict(_FITTED.get("power_knee_lowest_fitted_
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
 # llama.cpp CPU decode: ~half of DIMM bandwidth on all cores, 20 µs a layer-equivalent. NO SOURCE (review22 #8): 0.55
 # came with the first speed model (b0fa41a6, DECODE_EFFICIENCY["cpu"]; its commit added no measurement and no
-# benchmark script), the 20 µs with its rewrite (16476cb1), and neither was fitted since — no CPU decode record is in
-# the tuning set. Their one check: the make_plan hold-out's 9 rows with weights in RAM (measurements/speed/
-# llmfit_rtx2080.jsonl: one RTX 2080 + i9-10900X host; 12.3 % over its 18 rows). They also stand in for what the model
-# leaves out on a split graph (each layer's activations to and from the host, the syncs): priced with the host's
-# bytes split by tensor (the host holds routed experts, read k/E; the GPU the attention, read whole — not applied)
-# those 3 expert-offload rows read +43 / +53 / +58 % instead of −1 / +9 / +9 %, so a plan keeps one read share for
-# every device (token_work.rest_read_fraction) until a source separates the two.
+# benchmark script), the 20 µs with its rewrite (16476cb1). CHECKED, NOT FITTED (session 22, cpuspeed22): the rule of
+# measurements/speed/cpu_decode_queries.md (committed before its 16 queries) placed 5 public CPU-only tg128 rows from 2
+# sources (measurements/speed/cpu_decode/: llama.cpp #11744, dual EPYC 9175F 16 × DDR5-6400 --numa distribute; ahelpme.com
+# ?p=6685, EPYC 9554 12 × DDR5-5600, Phi-4 Q4_K_M…Q8_0). These constants read them at median |error| 7.8 %, p90 25.2 %
+# (all under: −1.8 … −25.2 %); the rule's grid fit (0.81, 291 µs) reads 0.6 % / 1.0 % on the same rows, but no third
+# source was found, so nothing was held out and nothing may be adopted; the 291 µs is one host's quant slope (Q4_K_M →
+# Q8_0: 1.72× the bytes, 1.50× the time), which a per-quant compute cost would explain as well (python
+# benchmarks/cpu_decode_accuracy.py). Their other check: the make_plan hold-out's 9 rows with weights in RAM
+# (measurements/speed/llmfit_rtx2080.jsonl: one RTX 2080 + i9-10900X host; 12.3 % over its 18 rows). They also stand in
+# for what the model leaves out on a split graph (each layer's activations to and from the host, the syncs): priced with
+# the host's bytes split by tensor (the host holds routed experts, read k/E; the GPU the attention, read whole — not
+# applied) those 3 expert-offload rows read +43 / +53 / +58 % instead of −1 / +9 / +9 %, so a plan keeps one read share
+# for every device (token_work.rest_read_fraction) until a source separates the two.
 CPU = Fit(0.55, 20.0, 1.0, 0.5, 0.5)
-CPU_PRIOR_WORDS = ("the CPU part's 0.55 × bandwidth and 20 µs a layer-equivalent: stated priors with no source, "
-                   "not fitted (no CPU decode record in the tuning set; checked only on one RTX 2080 host's 9 rows "
-                   "with weights in RAM)")
+CPU_PRIOR_WORDS = ("the CPU part's 0.55 × bandwidth and 20 µs a layer-equivalent: stated priors, checked, not fitted "
+                   "(5 public CPU-only tg128 rows from 2 hosts read −1.8 … −25.2 %, median |error| 7.8 %: "
+                   "benchmarks/cpu_decode_accuracy.py; no held-out part, so no refit adopted)")
 # Serving engines replay CUDA graphs (a few µs a layer) and read a paged KV cache with flash-attention kernels.
 RUNTIME_PRIOR = {"vllm": Fit(0.75, 10.0, 1.0), "sglang": Fit(0.75, 10.0, 1.0)}
 CPU_FLOPS_PER_CORE = 100e9           # prefill on CPU: fp16/int8 dot products per core (AVX2/AVX-512, no AMX)
