@@ -35,6 +35,8 @@ with open(HERE / "found.jsonl", "a") as out:
                    "queries": earlier + [f"find_string: {q3a}"] + ([f"find_string: {q3b}"] if given.get("b") else []),
                    "hf": given["hf"], "hf_source": given.get("hf_source"), "file": given.get("file"),
                    "split": bool(given.get("split")), "why": given["why"], "evidence": "code", "code": given.get("code", [])}
+            if given.get("quants_only"):   # the repo's whole GGUF listing, as the cited line states it (Amendment 3)
+                rec["quants_only"] = given["quants_only"]
             if given.get("mmproj"):
                 rec["mmproj"] = True
         out.write(json.dumps(rec, ensure_ascii=False) + "\n")
