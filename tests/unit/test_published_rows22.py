@@ -1,0 +1,45 @@
+"""Published checkpoints added under docs/quantized-checkpoints.md's session-22 rule amendment (review22 #6): each row
+cites the public serving line it rests on, and Gemma 3 27B's RedHatAI W4A16 checkpoint is sized by hand from its
+config (int4 packed two a byte + a 16-bit scale per 128 inputs on the language model's Linears, the rest 16-bit)."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+from runlocal.model import catalog
+from runlocal.runtimes import Settings
+from runlocal.weights import estimate, with_default_quant
+
+REPO_ID = {m["alias"]: m["repo_id"] for m in
+           json.loads(resources.files("runlocal.data").joinpath("models.json").read_text())["models"]}
+ROWS = json.loads(resources.files("runlocal.data").joinpath("published_checkpoints.json").read_text())["models"]
+AMENDED = "docs/quantized-checkpoints.md rule amendment, session 22"
+
+
+def test_amended_rows_cite_a_serving_line_naming_the_repo():
+    rows = [(alias, r) for alias, rs in ROWS.items() for r in rs if r["source"].startswith(AMENDED)]
+    assert {alias for alias, _ in rows} >= {"gemma-3-27b", "gemma-3-12b", "gemma-3-4b", "qwen3.5-27b",
+                                            "qwen3.5-35b-a3b"}
+    for alias, row in rows:
+        assert re.search(r"find_string id \d+", row["source"]), row
+        assert row["repo"] in row["source"], row                      # the quoted line names the repo
+        base = REPO_ID[alias].split("/")[-1].lower()                  # a conversion of that very checkpoint
+        assert row["repo"].split("/")[1].lower().startswith(base), (alias, row["repo"])
+        fmt = {"-FP8-dynamic": "fp8-channel", "quantized.w4a16": "w4a16", "-FP8": "fp8-block"}
+        assert row["format"] == next(v for k, v in fmt.items() if row["repo"].endswith(k)), row
+
+
+def test_gemma_3_27b_w4a16_by_hand():
+    # google/gemma-3-27b-it text_config: hidden 5376, 62 layers, 32 query / 16 KV heads of 128, intermediate 21504
+    h, layers, q, kv, inter = 5376, 62, 32 * 128, 16 * 128, 21504
+    linear = layers * (h * (q + 2 * kv) + q * h + 3 * h * inter)             # q, k, v; o; gate, up, down
+    assert linear == 25_598_361_600
+    model = catalog.lookup("gemma-3-27b")
+    rest = model.params - linear         # embeddings (tied lm_head), norms, the 0.42B vision tower: kept 16-bit
+    want = linear // 2 + linear // 128 * 2 + rest * 2                       # 15.7 GiB
+    settings, steps = with_default_quant(model, Settings(runtime="vllm", quant="w4a16"))
+    assert "RedHatAI/gemma-3-27b-it-quantized.w4a16" in steps[0].formula
+    assert abs(estimate(model, settings.quant).total - want) < 100_000      # within norms' dtype rounding
+    assert 15 * 2**30 < want < 16 * 2**30                                   # under a 24 GB card, with room
