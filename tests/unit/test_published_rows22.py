@@ -15,16 +15,17 @@ from runlocal.weights import estimate, with_default_quant
 REPO_ID = {m["alias"]: m["repo_id"] for m in
            json.loads(resources.files("runlocal.data").joinpath("models.json").read_text())["models"]}
 ROWS = json.loads(resources.files("runlocal.data").joinpath("published_checkpoints.json").read_text())["models"]
-AMENDED = "docs/quantized-checkpoints.md rule amendment, session 22"
+AMENDED = "(listed under docs/quantized-checkpoints.md rule amendment, session 22;"
 
 
 def test_amended_rows_cite_a_serving_line_naming_the_repo():
-    rows = [(alias, r) for alias, rs in ROWS.items() for r in rs if r["source"].startswith(AMENDED)]
+    rows = [(alias, r) for alias, rs in ROWS.items() for r in rs if AMENDED in r["source"]]
     assert {alias for alias, _ in rows} >= {"gemma-3-27b", "gemma-3-12b", "gemma-3-4b", "qwen3.5-27b",
                                             "qwen3.5-35b-a3b"}
     for alias, row in rows:
+        assert row["source"].startswith(f"https://huggingface.co/{row['repo']} "), row
         assert re.search(r"find_string id \d+", row["source"]), row
-        assert row["repo"] in row["source"], row                      # the quoted line names the repo
+        assert row["source"].count(row["repo"]) >= 2, row             # its address, and the quoted line naming it
         base = REPO_ID[alias].split("/")[-1].lower()                  # a conversion of that very checkpoint
         assert row["repo"].split("/")[1].lower().startswith(base), (alias, row["repo"])
         fmt = {"-FP8-dynamic": "fp8-channel", "quantized.w4a16": "w4a16", "-FP8": "fp8-block"}
