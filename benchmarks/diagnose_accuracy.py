@@ -2,20 +2,20 @@
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
 measurements/public_errors/held_out/: round 72, 1 text off GitHub and Hugging Face, collect72's, scored once by the
-lead after diagnose22's tuning, FIRST_RUNS; rounds 1-71 are tuning data — round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures
-produced here, scored once by the lead), round 63 (38 more produced here, scored once by diagnose19b), rounds 64 and 65
-(39 public texts, collect64's threads found by the runtimes' own message strings and collect65's from trackers the
-corpus barely held, scored once together by the lead), rounds 66 and 67 (4 public texts, collect66's memory failures
-posted in 2026 and collect67's from the threads round 66's collector saw only in reading searches, scored once together
-by the lead after diagnose20b's and fixes20b's tuning) and rounds 68 and 69 (43 public texts, collect68's errors people
-committed to public repositories and collect69's Hugging Face discussions, scored once together by the lead after
-diagnose21's tuning), round 70 (27 Hugging Face model discussions, collect70's, scored once by the lead after
-diagnose21b's tuning) and round 71 (13 Hugging Face discussions, collect71's, scored once by the lead after
-diagnose21c's tuning, FIRST_RUNS) the latest to join; round 60 found no text — see
-runlocal.evidence.public_errors),
-each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
-the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
-lack of memory) that were called memory, plus memory texts called not-memory or unknown.
+lead after diagnose22's tuning, FIRST_RUNS; rounds 1-71 are tuning data — round 61 (4 texts off GitHub, scored once by
+diagnose19), round 62 (42 failures produced here, scored once by the lead), round 63 (38 more produced here, scored
+once by diagnose19b), rounds 64 and 65 (39 public texts, collect64's threads found by the runtimes' own message
+strings and collect65's from trackers the corpus barely held, scored once together by the lead), rounds 66 and 67 (4
+public texts, collect66's memory failures posted in 2026 and collect67's from the threads round 66's collector saw
+only in reading searches, scored once together by the lead after diagnose20b's and fixes20b's tuning) and rounds 68
+and 69 (43 public texts, collect68's errors people committed to public repositories and collect69's Hugging Face
+discussions, scored once together by the lead after diagnose21's tuning), round 70 (27 Hugging Face model discussions,
+collect70's, scored once by the lead after diagnose21b's tuning) and round 71 (13 Hugging Face discussions,
+collect71's, scored once by the lead after diagnose21c's tuning, FIRST_RUNS) the latest to join; round 60 found no
+text — see runlocal.evidence.public_errors), each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted
+with it) also on its own, per runtime (as the thread states it), per category and per family, and the number of
+look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts called not-memory
+or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
 ``--part tuning`` scores the tuning part alone (what to run while tuning: the held-out figures stay unseen).

@@ -241,6 +241,7 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
     run over the whole catalog). ``ollama_pull``: the hf.co/<repo>:<quant> name given, pulled as given by an Ollama
     plan at that quant (pull_names.ReadModel.ollama_pull), as check's command pulls it."""
+    from .runtimes.vllm_unified import starting_share
     from .weights import unsloth_command, with_default_quant
 
     rt = get_runtime(runtime)
@@ -248,6 +249,8 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the weights check plans for this --quant (Unsloth's UD-* as its base mix, a published checkpoint, MLX's
     # names; a format the runtime cannot load refused): one weight path for every entry point
     settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, n_gpus, users, model))
+    if (share := starting_share(rt, targets)) is not None:   # vLLM on a DGX Spark / Jetson: the fraction that starts
+        settings = settings.with_(gpu_memory_utilization=share)
     if ollama_pull and quant:
         settings = settings.with_(ollama_pull=ollama_pull)
     cache = host_cache if host_cache is not None else {}

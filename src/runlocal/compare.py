@@ -67,6 +67,10 @@ class _Plans:
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
         tp = largest_tp(self.spec, n_gpus) if (n_gpus > 1 and self.planner.pools_kv) else 1   # as `check` picks it
         settings = Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
+        from .runtimes.vllm_unified import starting_share
+
+        if (share := starting_share(self.planner, targets)) is not None:   # vLLM on a DGX Spark: what starts (best's)
+            settings = settings.with_(gpu_memory_utilization=share)
         return tuple(targets), settings.with_(ollama_pull=self.ollama_pull) if self.ollama_pull and quant else settings
 
     def quick(self, targets, quant):
@@ -192,7 +196,8 @@ def _no_speed(row: dict[str, Any]) -> None:
     """A row that does not start (as check, which prints no speed for it), or a VRAM figure's row: no bandwidth is
     known for its GPU (a plan that leaves the GPU nothing to do would otherwise show the CPU's speed at an assumed RAM
     bandwidth as the figure's)."""
-    for key in ("decode_tokens_per_s", "decode_short_tokens_per_s", "prefill_tokens_per_s", "time_to_first_token_s"):
+    for key in ("decode_tokens_per_s", "decode_short_tokens_per_s", "prefill_tokens_per_s", "time_to_first_token_s",
+                "prefill_range_tokens_per_s"):
         if key in row:
             row[key] = None
     row.pop("tokens_per_s_per_1000_usd", None)

@@ -147,18 +147,3 @@ def test_best_with_a_vllm_release_uses_and_names_that_releases_rules():
 def test_compare_with_a_vllm_release_says_which_rules_it_used():
     text = " ".join(cli("compare", "4090", "h100", "--model", "qwen2.5-7b", "--runtime", "vllm==0.8.4").split())
     assert "rules: vllm==0.8.4:" in text and "before the hybrid KV-cache manager" in text
-
-
-def test_gemma_3_27b_on_one_24gb_card_is_offered_redhats_w4a16_before_four_gpus():
-    # review22 #6: "vllm serve RedHatAI/gemma-3-27b-it-quantized.w4a16" is what public 24 GB setups run (the session-22
-    # rows of data/published_checkpoints.json cite them); before them the only fix was four RTX 4090s
-    plan, text = read("runlocal check gemma-3-27b --gpu rtx-4090 --runtime vllm")
-    assert plan.verdict == "does_not_fit" and "RedHatAI/gemma-3-27b-it-quantized.w4a16" in text
-    titles = [f.title for f in plan.fixes]
-    fix = next(f for f in plan.fixes if "RedHatAI/gemma-3-27b-it-quantized.w4a16" in f.title)
-    assert fix.command.startswith("vllm serve RedHatAI/gemma-3-27b-it-quantized.w4a16 --max-model-len ")
-    assert "does not fit → fits" in fix.effect
-    assert titles.index(fix.title) < next(i for i, t in enumerate(titles) if t.startswith("Use ") and "GPUs" in t)
-    # Qwen's own FP8 of Qwen3.5 is what --quant fp8 now pulls (no on-the-fly quantization of the 16-bit repo)
-    plan, _ = read("runlocal check qwen3.5-35b-a3b --gpu dgx-spark --runtime vllm --quant fp8")
-    assert plan.command.startswith("vllm serve Qwen/Qwen3.5-35B-A3B-FP8 ")

@@ -257,7 +257,11 @@ def test_every_cuda_total_is_a_few_percent_under_the_marketed_size():
             # an HBM card's driver keeps less: the H200 read 139.80 of its marketed 141 (99.15 %, torch.cuda.mem_get_info
             # on the lent H200, session 18), the H100 79.18 of 80 (98.98 %)
             top = 0.992 if d.memory_type and d.memory_type.startswith("HBM") else 0.99
-            assert 0.95 * share * d.memory_bytes < d.cuda_total_bytes < min(top, share) * d.memory_bytes, d.id
+            # a unified device's CUDA total is the RAM Linux sees, less the firmware carve-outs and the kernel's own:
+            # 121.69 of 128 on a GB10 (95.1 %), 61.35 of 64 on an AGX Orin (95.9 %), 7.43 of 8 on an Orin Nano (92.9 %,
+            # free -h there: 'total 7,4Gi')
+            bottom = 0.90 if d.unified_memory else 0.95
+            assert bottom * share * d.memory_bytes < d.cuda_total_bytes < min(top, share) * d.memory_bytes, d.id
 
 
 def test_3090_and_4090_are_planned_at_about_the_same_usable_memory():

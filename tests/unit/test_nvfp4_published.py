@@ -63,7 +63,8 @@ def test_nvfp4_gpus_by_engine_and_release() -> None:
     assert refusal is None and note is not None and "Marlin" in note           # vLLM ≥ 0.9.0: weight-only FP4 Marlin
     assert kernel_check("ct-nvfp4", hopper, "vllm", "0.8.5")[0] is not None       # before PR #17687
     assert kernel_check("ct-nvfp4", turing)[0] is not None                        # Marlin FP4 needs cc ≥ 8.0
-    assert kernel_check("modelopt-nvfp4", hopper, "sglang")[0] is not None     # SGLang: min capability 100
+    assert kernel_check("modelopt-nvfp4", hopper, "sglang", "0.5.11")[0] is not None     # SGLang ≤ 0.5.11: min 100
+    assert kernel_check("modelopt-nvfp4", hopper, "sglang")[0] is None                    # 0.5.13 on: FP4 Marlin
     assert kernel_check("modelopt-nvfp4", blackwell, "sglang") == (None, None)
 
 

@@ -75,3 +75,40 @@ def test_a_discrete_amd_card_outside_sgl_kernels_targets_is_refused(gpu, gfx, re
         assert f"\"Warning: Unsupported GPU architecture detected '{gfx}'. Expected 'gfx942' or 'gfx950'.\"" in refusal
     else:
         assert r.verdict != "does_not_fit" and "sgl-kernel" not in refusal
+
+
+def test_a_refused_amd_card_names_the_runtimes_that_run_on_it_not_more_devices():
+    """The RX 7900 XTX (gfx1100) refusal is sgl-kernel's build, not memory: the plan fits the card's 24 GiB in every
+    figure (19.11 GiB planned), so "more or larger devices" would be wrong. The refusal names the runtimes runlocal
+    plans on an AMD GPU with their --runtime, and the answer's "No fix" line points to them."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from runlocal.render.text import no_fix_phrase, render_plan
+
+    r = check(CheckRequest(model="llama-3.1-8b", gpu="7900xtx", runtime="sglang", use_measurements=False))[0]
+    assert all(d.total <= d.capacity for d in r.allocation.devices)
+    assert "Runtimes that load it on gfx1100: vLLM on ROCm (--runtime vllm plans it)" in r.allocation.refusal
+    phrase = no_fix_phrase(r)
+    assert "another runtime" in phrase and "larger devices" not in phrase
+    out = StringIO()
+    render_plan(r, Console(file=out, width=200))
+    assert "No fix: no setting sglang offers gets past its refusal here — another runtime (above)." in out.getvalue()
+    # a memory refusal keeps its own line
+    big = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-4090", runtime="sglang", use_measurements=False))[0]
+    assert big.verdict == "does_not_fit" and "another runtime" not in no_fix_phrase(big)
+
+
+def test_vllm_is_named_only_on_the_chips_its_rocm_requirements_list():
+    # vllm docs gpu.rocm.inc.md: "Radeon RX 7900 series (gfx1100/1101) … Ryzen AI MAX / AI 300 Series (gfx1151/1150)";
+    # the Radeon 780M (gfx1103) is not listed, so only llama.cpp and Ollama are named for it
+    from runlocal.runtimes.base import Target
+    from runlocal.runtimes.sglang import _rocm_target_refusal
+
+    def named(gpu: str) -> str:
+        return _rocm_target_refusal([Target(gpu, "gpu", 16 * 2**30)]) or ""
+
+    assert "vLLM on ROCm" in named("AMD Radeon RX 7900 XTX")
+    m780 = named("AMD Radeon 780M 16GB (Ryzen 7 7840U/8840U)")
+    assert "gfx1103" in m780 and "vLLM" not in m780 and "--runtime llama.cpp" in m780

@@ -216,6 +216,26 @@ def _vk_cap(m, ex):
                else "maxMemoryAllocationSize")
 
 
+# The Vulkan driver under it (diagnose/vulkan_backend.py reads these): Mesa RADV's refusal (radv_amdgpu_bo.c prints
+# "radv/amdgpu: Failed to allocate a buffer:", then "size : N bytes" and "domains : D", radv_radeon_winsys.h's bits,
+# GTT 2 / VRAM 4); ggml_vulkan's device line "ggml_vulkan: 0 = NAME (DRIVER) | uma: U | …" (driverName; uma 1 = the
+# GPU draws on system RAM); Mesa's vk_error line naming the driver's source ("MESA: error: ../src/intel/vulkan/anv_…").
+@_rule("radv/amdgpu:", r"radv/amdgpu:\s+(size|domains)\s*:\s*(\d+)")
+def _radv(m, ex):
+    ex.set("vk_driver", "radv")
+    ex.set("vk_failed_allocation_bytes" if m.group(1).lower() == "size" else "vk_domains", int(m.group(2)))
+
+
+_rule("failed to allocate a buffer", r"radv/amdgpu: failed to allocate")(lambda m, ex: ex.set("vk_driver", "radv"))
+_rule("| uma:", r"ggml_vulkan: \d+ = (.+) \(([^()|]+)\) \| uma: ([01])")(
+    lambda m, ex: (ex.set("vk_device_name", m.group(1).strip()), ex.set("vk_driver", m.group(2).strip()),
+                   ex.set("vk_uma", m.group(3) == "1")))
+_rule("/vulkan/", r"/(intel|nouveau|amd|freedreno|broadcom)/vulkan/")(
+    lambda m, ex: ex.set("vk_driver", {"intel": "anv", "nouveau": "nvk", "amd": "radv"}.get(m.group(1).lower(),
+                                                                                            m.group(1).lower())))
+_rule("mvk-error", r"\[mvk-error\]")(lambda m, ex: ex.set("vk_driver", "moltenvk"))
+
+
 # which llama.cpp buffer a failed allocation was, by the line that reports it: the compute graph's (llama-context.cpp
 # "failed to allocate compute pp buffers" / "compute buffers") or the weights' (llama-model.cpp load_tensors "unable
 # to allocate <buft> buffer")
@@ -583,11 +603,13 @@ def _model_buffer(m, ex):
 
 
 # GPU and model names
-@_rule(("compute capability", ", gfx"), r"Device (\d+): ([^,]+), (?:compute capability (\d+\.\d+)|gfx)")
+@_rule(("compute capability", ", gfx"), r"Device (\d+): ([^,]+), (?:compute capability (\d+\.\d+)|gfx(\w+))")
 def _ggml_device(m, ex):
     ex.set("gpu_name", m.group(2).strip())
     if m.group(3):
         ex.set("compute_capability", m.group(3))
+    if m.group(4):   # a ROCm build's device line names the gfx target (an APU's: diagnose/vulkan_backend.py)
+        ex.set("gfx_target", "gfx" + m.group(4).lower())
 
 
 # llama.cpp's llama_model_load_from_file_impl: "using device %s (%s) - %zu MiB free"; newer builds print the

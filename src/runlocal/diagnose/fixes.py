@@ -14,6 +14,8 @@ from typing import Any
 from ..units import GiB
 from . import device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 from .offline_model import resolvable_offline
+from .unified_gpu import on_unified_device
+from .vulkan_backend import share_fixes, vendor_tools
 
 
 def _b(n: Any) -> str:
@@ -547,10 +549,11 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
         _fix(f"Free at least {_b(short)} of RAM, then load again",
              ollama_fixes.UNLOAD_COMMAND,   # the knowledge base's own line, which this one then replaces
              f"the estimate at these settings is {_b(need)} and {counted}: {_b(short)} short (unload, close programs)"),
-        _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model, or a shorter num_ctx",
+        _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model",
              ollama_fixes.SMALLER_TAG_COMMAND,
              f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
              f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
+        *ollama_fixes.ram_gap_fixes(short, int(need), int(have), ex.get("n_ctx")),
     ]
 
 
@@ -680,13 +683,15 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     cap = device_fixes.vulkan_cap_fixes(extracted, runtime == "ollama")  # the cap line: memory or not_memory
     if cap:  # one buffer over a driver's per-allocation cap: free memory and the planner's budget do not apply
         return cap
-    if category == "llamacpp_alloc_fail":
-        fixes += llamacpp_context_fixes(extracted, runtime)
+    if category == "llamacpp_alloc_fail":   # an AMD GPU's GTT share first, where that pool ran out (vulkan_backend)
+        fixes += share_fixes(extracted) + llamacpp_context_fixes(extracted, runtime)
         fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
         fixes += layer_fixes.weights_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted)[:2])
         fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
+    if category == "rocm_oom":   # on a GPU the log names as an APU, the raise of its share of RAM first
+        fixes += share_fixes(extracted, category)
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
     # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)
@@ -741,6 +746,8 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
         cap_flags = frozenset().union(*(_flags(f["command"]) for f in computed))
         kb_fixes = [f for f in kb_fixes
                     if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags, extracted)]
+    if any(f["title"].startswith(ollama_fixes.KV_ONLY_IF) for f in computed):  # said when they could close it
+        kb_fixes = [f for f in kb_fixes if not ollama_fixes.KV_KNOBS.search(f["command"])]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
     kb_fixes = [j for j in (vllm_budget.judge_share(f, extracted) for f in kb_fixes) if j]  # vs a negative pool
@@ -751,9 +758,10 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
         first = runtime_note.mark_guessed(kb_fixes, diagnosis.entry, runtime)
         if first or runtime:  # a detected runtime that is a guess is said even when every fix is for any runtime
             doc["runtime_note"] = runtime_note.note(runtime, first)
-    in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
+    in_release = (_in_release_syntax(f, extracted, runtime)   # nvidia-smi only where the GPU is NVIDIA's
+                  for f in vendor_tools(computed + kb_fixes, extracted))
     doc["fixes"] = [ollama_fixes.service_caveat(f) for f in in_release if f is not None]
-    return doc
+    return on_unified_device(doc)    # a unified NVIDIA device's total: the OS holds the rest
 
 
 _VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")

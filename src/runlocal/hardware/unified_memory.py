@@ -68,23 +68,32 @@ OS_FLOOR = 8 << 30
 # (amdgpu module parameter gttsize: "-1 (Use value specified by TTM)", docs.kernel.org/gpu/amdgpu/module-parameters.html),
 # and TTM's pages_limit defaults to half of RAM (drivers/gpu/drm/ttm/ttm_tt.c; "the kernel default … is system
 # memory / 2", AMD's amd-ttm tool, superm1/amd-debug-tools docs/amd-ttm.md): devices.json's gpu_memory_share 0.5,
-# share_source linux-ttm-gtt-default. The ttm module parameter pages_limit raises it, counted in 4 KiB pages (amd-ttm
-# writes `options ttm pages_limit=N` to /etc/modprobe.d/ttm.conf and asks for a reboot: 100 GB = 26,214,400 pages);
-# on Windows, AMD Variable Graphics Memory dedicates up to 96 GB of 128 GB (devices.json's note). The raised share
-# planned is that 3/4, leaving the OS a quarter of the RAM.
+# share_source linux-ttm-gtt-default. AMD's own guide for these APUs (ROCm docs, "AMD RDNA3.5 system optimization",
+# ROCm/rocm-docs docs/reference/system-optimization/rdna3-5.rst) raises that limit, not the BIOS carve-out: "It's
+# recommended to keep the dedicated VRAM reservation in BIOS small (for example, 0.5 GB) and increase the shared
+# (TTM/GTT) limit instead"; GTT allocations "are dynamic and not permanently reserved". The ttm module parameter
+# pages_limit is counted in 4 KiB pages (amd-ttm writes `options ttm pages_limit=N` to /etc/modprobe.d/ttm.conf and
+# asks for a reboot: its example, 100 GB = 26,214,400 pages on a 125.65 GB machine). AMD states no ceiling; the
+# public 128 GB setups take 120 GiB (lhl/strix-halo-testing llm-bench README: "how to allocate 120GB of memory as GTT
+# GPU memory"; whylucian softab's hardware-specs: `options ttm pages_limit=31457280`, 120 GiB) or 124 GiB (kyuz0's
+# toolboxes, `amdgpu.gttsize=126976 ttm.pages_limit=32505856`, "4GB OS"). The raise planned is RAM − AMD_OS_FLOOR
+# (8 GiB, what the 120 GiB setups leave), and at least 3/4 of the RAM on a small machine (AMD Variable Graphics
+# Memory's 96 of 128 GB on Windows, devices.json's note); amdgpu.gttsize need not be set (it defers to TTM).
 LINUX_TTM_DEFAULT = "linux-ttm-gtt-default"
 AMD_RAISED_SHARE = 0.75
+AMD_OS_FLOOR = 8 * GiB
 TTM_PAGE_BYTES = 4096
 
 
 def raised_gpu_share(device, capacity: int) -> int | None:
     """The GPU share of an AMD APU planned at Linux's default GTT limit (``device`` a catalog Device, ``capacity`` its
-    target's) once ttm pages_limit is raised to AMD_RAISED_SHARE of its RAM; None for any other device, or where the
-    capacity is not the default share (a --vram given)."""
+    target's) once ttm pages_limit is raised to RAM − AMD_OS_FLOOR (at least AMD_RAISED_SHARE of it), in whole pages;
+    None for any other device, or where the capacity is not the default share (a --vram given)."""
     if (not getattr(device, "unified_memory", False) or device.vendor != "amd"
             or getattr(device, "share_source", None) != LINUX_TTM_DEFAULT or capacity != device.gpu_usable_bytes):
         return None
-    raised = int(device.memory_bytes * AMD_RAISED_SHARE) // TTM_PAGE_BYTES * TTM_PAGE_BYTES
+    top = max(device.memory_bytes - AMD_OS_FLOOR, int(device.memory_bytes * AMD_RAISED_SHARE))
+    raised = top // TTM_PAGE_BYTES * TTM_PAGE_BYTES
     return raised if raised > capacity else None
 
 

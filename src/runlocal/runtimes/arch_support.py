@@ -119,6 +119,9 @@ NO_LLAMA_CPP: dict[str, dict[str, str]] = {
     },
 }
 NO_BUILD_LOADS = "no build of the runtime loads the model"   # speed["not_predicted"] of a NO_LLAMA_CPP refusal
+# how a refusal no setting of its runtime gets past names the runtimes that do run it (render's "No fix" line says
+# "another runtime" for such a refusal, not "more or larger devices")
+OTHER_RUNTIMES = "Runtimes that load it"
 
 
 def no_release_loads(runtime: str, version_text: str | None, arch: str | None) -> bool:
@@ -148,10 +151,10 @@ def no_build_loads(runtime: str, version_text: str | None, arch: str | None) -> 
     if row is None or runtime not in ("llama.cpp", "ollama", "mlx"):
         return None, ""
     if runtime == "mlx":        # runlocal's MLX plans are mlx-lm's (runtimes/mlx.py)
-        return f"mlx-lm cannot load this model: {row['mlx_lm']}. Runtimes that load it: {row['loads']}", row["mlx_lm"]
+        return f"mlx-lm cannot load this model: {row['mlx_lm']}. {OTHER_RUNTIMES}: {row['loads']}", row["mlx_lm"]
     if runtime == "llama.cpp":
         build = f"llama.cpp b{parse_version(runtime, version_text).key[0]}" if version_text else "llama.cpp"
-        return (f"{build} cannot load this model: {row['llama_cpp']}. Runtimes that load it: {row['loads']}, "
+        return (f"{build} cannot load this model: {row['llama_cpp']}. {OTHER_RUNTIMES}: {row['loads']}, "
                 f"Ollama v{row['ollama_first']}–v{row['ollama_last']} (its own engine)"), f"'{arch}': {row['llama_cpp']}"
     version = parse_version(runtime, version_text) if version_text else None
     first, last = row["ollama_first"], row["ollama_last"]

@@ -30,6 +30,16 @@ max_position_embeddings, times rope_scaling's factor unless rope_scaling has ori
 rope_type llama3. Past it: ``ValueError: … User-specified context_length (N) is greater than the derived
 context_length (D). … To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``.
 
+vLLM 0.9.1 alone then takes the tokenizer's length too: ModelConfig.get_and_verify_max_len ends
+``max_model_len = min(max_model_len, tokenizer_config["model_max_length"])`` for every model, asked or derived, with no
+message (0.9.1 vllm/config.py:1423-1443, PR #19201, written for BERT-style embedding models); 0.9.2 keeps it for pooling
+models only ("for generative models, this can be incorrect and unduly limit the context window (e.g., DeepSeek-R1)",
+:1452-1466, PR #20322); 0.8.5, 0.9.0 and 0.9.0.1 have no such step (their get_and_verify_max_len returns
+_get_and_verify_max_len's length; every sdist sha256-checked against measurements/vllm_rocm/releases.txt). A vLLM
+0.9.1 log: "Initializing a V1 LLM engine (v0.9.1) with config: … max_seq_len=12288" for InternVL3-14B asked 32768
+(vllm-project/vllm#20241, "upgrade vLLM to 0.9.2 solved the problem"). So a 0.9.1 plan of a model whose
+tokenizer_config.json states a shorter model_max_length (TOKENIZER_MAX_LENGTH) runs at that length.
+
 The model description keeps max_position_embeddings only; rope_scaling is read from the catalog entry's config
 (a model outside the catalog: none, so its max_position_embeddings). Neither engine's environment is read here:
 the refusal names the variable that lifts it.
@@ -40,7 +50,7 @@ from __future__ import annotations
 import json
 
 from ..model.spec import ModelSpec
-from .published import catalog_rope_scaling, rope_type, yarn_stretch
+from .published import catalog_alias, catalog_rope_scaling, rope_type, yarn_stretch
 from .versions import VLLM_READ, release3
 
 # the first vLLM release whose derived length leaves a YaRN rope's max_position_embeddings unmultiplied (0.30.0
@@ -48,6 +58,47 @@ from .versions import VLLM_READ, release3
 YARN_KEPT_FROM = (0, 30, 0)
 _VLLM_UNSCALED = ("su", "longrope", "llama3")
 _VLLM_YARN_KINDS = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
+
+
+# vLLM releases that cap max_model_len at the tokenizer's model_max_length for a generative model: [first, end)
+TOKENIZER_CAP_RELEASES = ((0, 9, 1), (0, 9, 2))
+# tokenizer_config.json's model_max_length of catalog models where it is below their context, as public texts state it
+# (the catalog keeps config.json, not tokenizer_config.json: another model's is not known here, and not applied)
+TOKENIZER_MAX_LENGTH: dict[str, tuple[int, str]] = {
+    "deepseek-r1": (16384, "\"R1's tokenizer is the original LlamaTokenizer with model_max_length set to 16384\" "
+                           "(vllm-project/vllm#14652); \"model_max_length in DeepSeek-R1's tokenizer_config.json is set "
+                           "to 16K\" (#20241)"),
+    "deepseek-r1-distill-qwen-7b": (16384, "vllm-project/vllm PR #20322: \"the max-seq-len is limited to 16384\" for "
+                                           "DeepSeek-R1-Distill-Qwen-7B / -32B"),
+    "deepseek-r1-distill-qwen-32b": (16384, "vllm-project/vllm PR #20322; deepseek-ai/DeepSeek-R1#695 "
+                                            "(tokenizer_config.json model_max_length 16384, max_position_embeddings "
+                                            "131072)"),
+}
+
+
+def vllm_tokenizer_cap(model: ModelSpec, release: tuple[int, ...] | None) -> tuple[int, str] | None:
+    """(the tokenizer's model_max_length, where it is stated) where this vLLM release (None: the current one) caps
+    max_model_len at it; None elsewhere."""
+    if release is None or not TOKENIZER_CAP_RELEASES[0] <= release3(release) < TOKENIZER_CAP_RELEASES[1]:
+        return None
+    return TOKENIZER_MAX_LENGTH.get(catalog_alias(model) or "")
+
+
+def vllm_tokenizer_capped(model: ModelSpec, ctx: int, release: tuple[int, ...] | None) -> int:
+    """The max_model_len this vLLM release starts with for a --max-model-len of ``ctx``."""
+    cap = vllm_tokenizer_cap(model, release)
+    return min(ctx, cap[0]) if cap else ctx
+
+
+def vllm_tokenizer_note(model: ModelSpec, asked: int, release: tuple[int, ...] | None) -> str | None:
+    """What the plan says where vLLM 0.9.1 starts shorter than --max-model-len ``asked``; None elsewhere."""
+    cap = vllm_tokenizer_cap(model, release)
+    if cap is None or asked <= cap[0]:
+        return None
+    return (f"vLLM 0.9.1 starts with max_model_len {cap[0]:,}, not {asked:,}: it caps max_model_len at the tokenizer's "
+            f"model_max_length ({cap[0]:,}: {cap[1]}) with no message (vllm/config.py:1432-1443, PR #19201), so longer "
+            "requests are refused; 0.9.2 lifts it for generative models (PR #20322), or raise model_max_length in "
+            "tokenizer_config.json")
 
 
 def _yarn_kept(release: tuple[int, ...] | None) -> bool:

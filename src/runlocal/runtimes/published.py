@@ -182,12 +182,29 @@ MIN_CAPABILITY = {"fp8": 7.5, "awq": 7.5, "gptq": 6.0, "w4a16": 8.0}
 # on the FP4 Marlin kernel (utils/marlin_utils_fp4.py is_fp4_marlin_supported: capability ≥ 80; "Your GPU does not have
 # native support for FP4 computation … Weight-only FP4 compression will be used leveraging the Marlin kernel"), which
 # came with vllm-project/vllm PR #17687 (merged 2025-05-09: first in v0.9.0; PR #18000 moved compressed-tensors'
-# FP4 weight-only path onto it). SGLang's ModelOptFp4Config.get_min_capability is 100: its Marlin fallback
-# (sgl-project/sglang PR #19652, "get_min_capability() must return 75 (not 100)") was reverted two days later
-# (PR #22047) and the reland (PR #22513) closed unmerged.
+# FP4 weight-only path onto it). SGLang, read in its wheels (measurements/sglang_versions/wheels.txt), by format:
+# - ModelOpt (modelopt_fp4): ModelOptFp4Config.get_min_capability 100 in 0.4.6 – 0.5.11 (0.5.11 layers/quantization/
+#   modelopt_quant.py:1142; model_loader/loader.py:244 raises "The quantization method modelopt_fp4 is not supported for
+#   the current GPU. Minimum capability: 100. Current capability: 90."; absent before 0.4.6); 80 from 0.5.13 (:1205),
+#   where --fp4-gemm-backend auto is "marlin" on (8, 0) ≤ capability < (10, 0) (layers/quantization/fp4_utils.py:153)
+#   and the MoE falls back to Marlin there too (modelopt_quant.py:1688 use_marlin_fallback) — weight-only. (A first
+#   Marlin fallback, PR #19652, was reverted by PR #22047 before any read release.)
+# - compressed-tensors NVFP4 (w4a4): CompressedTensorsW4A4Fp4.get_min_capability 100, and below it "Current platform
+#   does not support w4a4 nvfp4 quantization." (0.5.7 compressed_tensors.py:476 … 0.5.21 :726); from 0.5.23 served
+#   weight-only via FP4 Marlin ("NVFP4 w4a4 requires compute capability >= 10.0; serving this checkpoint weight-only via
+#   FP4 Marlin instead", compressed_tensors.py:778, the MoE :970; CompressedTensorsW4A16Fp4.get_min_capability 80,
+#   schemes/compressed_tensors_w4a16_nvfp4.py:137).
 NVFP4_NATIVE = 10.0
 NVFP4_MARLIN = 8.0
 NVFP4_MARLIN_VLLM_FROM = (0, 9, 0)
+# (the first SGLang release serving the format on FP4 Marlin below 10.0, where its refusal before is read, its words)
+SGLANG_NVFP4_MARLIN_FROM: dict[str, tuple[tuple[int, ...], str, str]] = {
+    "modelopt-nvfp4": ((0, 5, 13), "0.5.11 model_loader/loader.py:244, modelopt_quant.py:1142",
+                       "The quantization method modelopt_fp4 is not supported for the current GPU. Minimum capability: "
+                       "100. Current capability: {cap}."),
+    "ct-nvfp4": ((0, 5, 23), "0.5.21 compressed_tensors.py:726", "Current platform does not support w4a4 nvfp4 "
+                 "quantization."),
+}
 
 
 @cache
@@ -216,15 +233,19 @@ def _nvfp4_check(quant: str, compute_capability: str, runtime: str,
     if cc >= NVFP4_NATIVE:
         return None, None
     if runtime == "sglang":
-        return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_NATIVE:g} (Blackwell FP4 tensor cores) in "
-                f"SGLang (ModelOptFp4Config.get_min_capability 100; its Marlin fallback was reverted); this GPU has "
-                f"{compute_capability}"), None
-    if release is not None and release < NVFP4_MARLIN_VLLM_FROM:
+        first, where, words = SGLANG_NVFP4_MARLIN_FROM[quant.lower()]
+        if release is not None and release < first:
+            return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_NATIVE:g} in SGLang before "
+                    f"{'.'.join(map(str, first))} (its FP4 Marlin fallback came then); this GPU has {compute_capability}: "
+                    f"\"{words.format(cap=round(cc * 10))}\" (sglang {where})"), None
+    elif release is not None and release < NVFP4_MARLIN_VLLM_FROM:
         return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_NATIVE:g} in vLLM before 0.9.0 (its FP4 Marlin "
                 f"fallback came with PR #17687); this GPU has {compute_capability}"), None
     if cc < NVFP4_MARLIN:
-        return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_MARLIN:g} in vLLM (FP4 Marlin, "
-                f"is_fp4_marlin_supported; native FP4 from {NVFP4_NATIVE:g}); this GPU has {compute_capability}"), None
+        engine = "SGLang (FP4 Marlin, get_min_capability 80" if runtime == "sglang" else \
+            "vLLM (FP4 Marlin, is_fp4_marlin_supported"
+        return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_MARLIN:g} in {engine}; native FP4 from "
+                f"{NVFP4_NATIVE:g}); this GPU has {compute_capability}"), None
     return None, (f"NVFP4 weights run weight-only (FP4 Marlin) on compute capability {compute_capability}: FP4 compute "
                   f"needs ≥ {NVFP4_NATIVE:g} (Blackwell) — the same bytes, slower prefill")
 
@@ -233,7 +254,7 @@ def kernel_check(quant: str | None, gpu_name: str, runtime: str = "vllm",
                  release: str | None = None) -> tuple[str | None, str | None]:
     """(the engine's refusal, a note) for weights in ``quant`` on this GPU (NVIDIA parts in the catalog; AMD parts under
     vLLM by their ROCm target; else none);
-    ``release`` is the vLLM release named (None: the current one)."""
+    ``release`` is the vLLM / SGLang release named (None: the current one)."""
     compute_capability = gpu_compute_capability(gpu_name) if quant else None
     if quant and runtime == "vllm" and not compute_capability and (gfx := gpu_gfx_target(gpu_name)):
         from .versions import parse_version
@@ -245,7 +266,7 @@ def kernel_check(quant: str | None, gpu_name: str, runtime: str = "vllm",
     if quant.lower() in NVFP4_FORMATS:
         from .versions import parse_version
 
-        key = parse_version("vllm", release).key if release and runtime == "vllm" else None
+        key = parse_version(runtime, release).key if release and runtime in ("vllm", "sglang") else None
         return _nvfp4_check(quant, compute_capability, runtime, key)
     if runtime != "vllm":
         return None, None
@@ -405,11 +426,17 @@ __all__ = ["catalog_alias", "default_quant", "gguf_quant", "kernel_check", "libr
 
 
 def catalog_rope_scaling(model: ModelSpec) -> dict[str, Any]:
-    """config.json's rope_scaling as the catalog entry records it; {} for a model outside the catalog."""
+    """config.json's rope_scaling as the catalog entry records it; {} for a model outside the catalog. (Read once per
+    alias: vLLM's and SGLang's context checks ask it of every launch a search tries, ~60 in one SGLang row.)"""
+    alias = catalog_alias(model)
+    return _rope_scaling_of(alias) if alias else {}
+
+
+@cache
+def _rope_scaling_of(alias: str) -> dict[str, Any]:
     from ..model.catalog import find_entry
 
-    alias = catalog_alias(model)
-    entry = find_entry(alias) if alias else None
+    entry = find_entry(alias)
     rope = ((entry or {}).get("config") or {}).get("rope_scaling")
     return rope if isinstance(rope, dict) else {}
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
+from .arch_support import OTHER_RUNTIMES
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 from .context_limit import sglang_context_refusal, sglang_default_note
 from .published import gpu_gfx_target, kernel_check, serve_path
@@ -116,20 +117,23 @@ def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: i
 
 def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int,
                                 mla: bool, rules: SGLangRules | None = None, context: int | None = None,
-                                model_path: str = "", amd: bool = False) -> float:
+                                model_path: str = "", amd: bool = False, architecture: str = "") -> float:
     """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py);
     ``context``: the --context-length the command passes (0.5.13 – 0.5.16 clamp the prefill graphs to it);
-    ``model_path``: the --model-path it passes (one naming "llama-2" caps them at 4096 from 0.5.11)."""
-    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path, amd)[0]
+    ``model_path``: the --model-path it passes (one naming "llama-2" caps them at 4096 from 0.5.11);
+    ``architecture``: config.json's class (a multimodal or blacklisted one turns the prefill graphs off, by release)."""
+    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path, amd,
+                                architecture)[0]
 
 
-def prefill_graphs(rules: SGLangRules | None, amd: bool, pp: int, mla: bool) -> tuple[bool, str]:
+def prefill_graphs(rules: SGLangRules | None, amd: bool, pp: int, mla: bool,
+                   architecture: str = "") -> tuple[bool, str]:
     """(the prefill CUDA graphs are captured and reserved, why not): off by default before 0.5.11, and off where
-    the release turns them off itself — an AMD GPU, pp_size > 1, an MLA model, by release
-    (sglang_versions.GRAPHS_OFF_*); None: 0.5.23's rules."""
+    the release turns them off itself — an AMD GPU, pp_size > 1, an MLA model, a multimodal model or a
+    piecewise-blacklisted class, by release (sglang_versions.GRAPHS_OFF_*, PREFILL_ARCH_RULES); None: 0.5.23's rules."""
     if rules is not None and not rules.prefill_graphs:
         return False, "off by default before 0.5.11"
-    off = (rules or sglang_rules(None)).prefill_graphs_off(amd, pp, mla)
+    off = (rules or sglang_rules(None)).prefill_graphs_off(amd, pp, mla, architecture)
     return off is None, off or ""
 
 
@@ -149,11 +153,11 @@ def prefill_graph_cap(rules: SGLangRules | None, context: int | None, model_path
 
 def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
                          rules: SGLangRules | None, context: int | None = None,
-                         model_path: str = "", amd: bool = False) -> tuple[float, str]:
+                         model_path: str = "", amd: bool = False, architecture: str = "") -> tuple[float, str]:
     """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names."""
     if rules is not None and rules.fraction not in ("activation", "graphs"):
         return old_fraction(rules, gpu_mem_mib, tp, pp)
-    prefill, off = prefill_graphs(rules, amd, pp, mla)
+    prefill, off = prefill_graphs(rules, amd, pp, mla, architecture)
     cap = prefill_graph_cap(rules, context, model_path)
     reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, prefill, cap)
     graph_mib = graph_reserve_mib(decode_max_bs, chunked, mla, prefill, cap)
@@ -198,6 +202,18 @@ def _nvidia(target: Target) -> bool:
 SGL_KERNEL_ROCM_TARGETS = ("gfx942", "gfx950")
 
 
+# The runtimes runlocal plans on such a device instead: llama.cpp's HIP and Vulkan builds and Ollama's ROCm / Vulkan
+# runners (RDNA cards and APUs), and vLLM where its ROCm requirements list the chip — "GPU: MI200s (gfx90a), MI300
+# (gfx942), MI350 (gfx950), Radeon RX 7900 series (gfx1100/1101), Radeon RX 9000 series (gfx1200/1201), Ryzen AI MAX /
+# AI 300 Series (gfx1151/1150)" (vllm docs/getting_started/installation/gpu.rocm.inc.md); on a CPU, llama.cpp, Ollama,
+# vLLM's CPU build and transformers
+VLLM_ROCM_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1200", "gfx1201", "gfx1151", "gfx1150")
+ON_AMD = "llama.cpp's HIP or Vulkan build (--runtime llama.cpp), Ollama (--runtime ollama)"
+ON_AMD_VLLM = "vLLM on ROCm (--runtime vllm plans it)"
+ON_CPU = ("llama.cpp (--runtime llama.cpp), Ollama (--runtime ollama), vLLM's CPU build (--runtime vllm), transformers "
+          "(--runtime transformers)")
+
+
 def _rocm_target_refusal(devices: list[Target]) -> str | None:
     """SGLang's refusal of an AMD GPU whose ROCm target sgl-kernel is not built for (an RX 7900 XTX, an APU), or None."""
     for device in devices:
@@ -206,13 +222,15 @@ def _rocm_target_refusal(devices: list[Target]) -> str | None:
             return (f"SGLang's ROCm kernels (sgl-kernel) build for gfx942 / gfx950 (MI300 / MI350) only; "
                     f"{device.name} is {gfx}: setup_rocm.py stops with \"Warning: Unsupported GPU architecture detected "
                     f"'{gfx}'. Expected 'gfx942' or 'gfx950'.\" and the published ROCm wheels are built for those two "
-                    "(a hand-set AMDGPU_TARGET builds it, \"untested upstream\"; RDNA support: sglang issue #30599)")
+                    "(a hand-set AMDGPU_TARGET builds it, \"untested upstream\"; RDNA support: sglang issue #30599). "
+                    f"{OTHER_RUNTIMES} on {gfx}: "
+                    + (f"{ON_AMD_VLLM}, " if gfx in VLLM_ROCM_TARGETS else "") + ON_AMD)
     return None
 
 
 def _no_gpu_refusal(device: Target) -> str:
     """Why SGLang does not start on a device that is neither a CUDA GPU nor a supported ROCm one."""
-    return _rocm_target_refusal([device]) or "SGLang needs a CUDA or ROCm GPU; none was given"
+    return _rocm_target_refusal([device]) or f"SGLang needs a CUDA or ROCm GPU; none was given. {OTHER_RUNTIMES}: {ON_CPU}"
 
 
 def _kv_dtype(name: str) -> tuple[str, int] | None:
@@ -241,11 +259,12 @@ class _Budget:
     rules: SGLangRules | None = None    # a release asked with sglang==X; None: 0.5.23
     model_path: str = ""                # the command's --model-path (a "llama-2" one caps the prefill graphs)
     amd: bool = False                   # an AMD (ROCm) GPU: no prefill graphs in any release
+    architecture: str = ""              # config.json's class: multimodal ones lose the prefill graphs, by release
 
     @property
     def prefill(self) -> bool:
         """The prefill CUDA graphs are captured and reserved (prefill_graphs)."""
-        return prefill_graphs(self.rules, self.amd, self.pp, self.mla)[0]
+        return prefill_graphs(self.rules, self.amd, self.pp, self.mla, self.architecture)[0]
 
     @property
     def ref(self) -> str:
@@ -410,7 +429,7 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     steps: list[Step] = []
     if asked.sglang.mem_fraction_static is None:
         formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx,
-                                       b.model_path, b.amd)[1]
+                                       b.model_path, b.amd, b.architecture)[1]
         steps.append(Step("mem_fraction_static", formula, f"{b.frac}",
                           b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
                           f"({SGLANG_REF})"))
@@ -443,6 +462,9 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
 def _assumptions(model: ModelSpec, s: Settings, b: _Budget, pool: _Pool, host: bool) -> tuple[str, ...]:
     assert s.ctx is not None                # set by defaults()
     out = [f"{b.ref} defaults; page_size {PAGE_SIZE}; no speculative decoding"]
+    prefill, off = prefill_graphs(b.rules, b.amd, b.pp, b.mla, b.architecture)
+    if not prefill and (b.rules is None or b.rules.prefill_graphs):
+        out.append(f"no prefill CUDA graphs reserved: the server turns them off for {off}")
     if pool.tokens and pool.tokens < s.ctx:
         out.append(f"KV pool holds {pool.tokens:,} tokens, fewer than --context-length {s.ctx:,}: SGLang "
                    "starts (managers/tp_worker.py warns) but refuses or truncates longer requests")
@@ -497,7 +519,7 @@ class SGLang:
             # to either does
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
                                                 tp, pp, mla, self.release_rules, ctx, serve_path(model, settings.quant),
-                                                _amd(gpus)) if gpu_mem else 0.95)
+                                                _amd(gpus), model.architecture) if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
             ctx=ctx,
@@ -517,10 +539,12 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
+        # NVFP4 by release: Blackwell only up to 0.5.11 (ModelOpt) / 0.5.21 (compressed-tensors), FP4 Marlin after
+        kernel_refusal, kernel_note = kernel_check(weights.quant, gpus[0].name, "sglang",
+                                                   self.release_rules.release_text if self.release_rules else None)
         refusal = (refusal or _rocm_target_refusal(gpus[:n_gpu]) or sglang_context_refusal(model, settings.ctx)
                    or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
-                   or _refusal(budget, pool)
-                   or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang
+                   or _refusal(budget, pool) or kernel_refusal)
         outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
         served, compromise = _unasked_context_served(s, pool, settings.ctx) if refusal is None else (s, None)
         devices = tuple(
@@ -538,7 +562,7 @@ class SGLang:
                           kv_cache_tokens=pool.tokens, max_concurrency=pool.tokens / served.ctx if served.ctx else None,
                           refusal=refusal, compromise=compromise,
                           steps=tuple(_explain(model, weights, s, settings, budget, pool, outside)),
-                          assumptions=(*([compromise] if compromise else []),
+                          assumptions=(*([compromise] if compromise else []), *([kernel_note] if kernel_note else []),
                                        *([] if settings.ctx or not (note := sglang_default_note(model)) else [note]),
                                        *_assumptions(model, s, budget, pool, host is not None and bool(gpus))))
 
@@ -554,7 +578,8 @@ class SGLang:
                        chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
                        frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
-                       rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]))
+                       rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]),
+                       architecture=model.architecture)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

@@ -44,7 +44,10 @@ decode graphs' 2 MiB per batch outside the budget before 0.5.3 (no figure in tho
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cache, lru_cache
+from importlib import resources
 
 from .versions import nearest_read
 from .versions import release_text as _text
@@ -102,9 +105,15 @@ LLAMA2_CAP_READ: tuple[tuple[tuple[int, ...], str], ...] = (
 #   :152 ("Disabling breakable prefill CUDA graph by default for pipeline parallelism")
 # - an MLA model: 0.5.16 only (:3774 ("MLA attention", lambda: self.use_mla_backend()) among breakable's rules); 0.5.11
 #   / 0.5.13 keep piecewise graphs for MLA (2048 tokens, 1.5 GiB), 0.5.19 – 0.5.23's breakable rules have no MLA rule
-# Not modelled: multimodal models (off in 0.5.11 / 0.5.13, off from 0.5.16 unless the architecture is allowlisted),
-# 0.5.11 / 0.5.13's piecewise blacklist (Qwen3-Next among them: configs/model_config.py:1446 / :1579), LoRA, DP
-# attention, MoE all-to-all backends.
+# - a multimodal model, a piecewise-blacklisted architecture: PREFILL_ARCH_RULES below.
+# - LoRA (--enable-lora / --lora-paths) and DP attention (--enable-dp-attention) turn them off in 0.5.11 (:1225 / :1205),
+#   0.5.13 (:1371 / :1353), 0.5.16 (both backends: :3716 / :3700, :3792 / :3799) and under the tc_piecewise backend of
+#   0.5.19 – 0.5.21 (cuda_graph_hook.py:203 / :181, :215 / :189); not under 0.5.19 – 0.5.23's default breakable backend
+#   (its rules have neither: "breakable/full support LoRA", 0.5.19 cuda_graph_hook.py:201). Not modelled: runlocal's
+#   SGLang plans take neither (--enable-lora is vLLM's option, refused for SGLang by name; no DP-attention option).
+# Not modelled either: MoE all-to-all backends, DeepSeek-V4 / KDA models (no catalog model), torch.compile, the
+#   config-sub-config half of is_multimodal (a config.json with a text_config whose class is not listed: no catalog
+#   model, every catalog multimodal class is in every read release's multimodal_model_archs).
 GRAPHS_OFF_AMD: dict[tuple[int, ...], str] = {
     (0, 5, 11): "server_args.py:1214", (0, 5, 13): "server_args.py:1362", (0, 5, 16): "server_args.py:3705",
     (0, 5, 19): "arg_groups/cuda_graph_hook.py:185", (0, 5, 21): "arg_groups/cuda_graph_hook.py:193",
@@ -115,12 +124,47 @@ GRAPHS_OFF_PP: dict[tuple[int, ...], str] = {
     (0, 5, 21): "arg_groups/cuda_graph_hook.py:132", (0, 5, 23): "arg_groups/cuda_graph_hook.py:152",
 }
 GRAPHS_OFF_MLA: dict[tuple[int, ...], str] = {(0, 5, 16): "server_args.py:3774"}
+# Which backend captures the prefill graphs, and its model rules, by release (configs/model_config.py's class lists in
+# data/sglang_prefill_graph_archs.json, read by measurements/sglang_versions/read_prefill_graph_archs.py). A model is
+# multimodal to SGLang when config.json's architectures[0] is in multimodal_model_archs and not in mm_disabled_models
+# (Gemma3ForConditionalGeneration, Llama4ForConditionalGeneration …: "Multimodal is disabled for … To enable it, set
+# --enable-multimodal", 0.5.11 model_config.py:186).
+# - 0.5.11 / 0.5.13: the piecewise backend: off for a multimodal model ("# 8. Multimodal / VLM models") and for a
+#   blacklisted class (piecewise_cuda_graph_disabled_model_archs: Qwen3NextForCausalLM …, "# 1. Disable Model Arch").
+# - 0.5.16 – 0.5.21: the breakable backend on CUDA; a multimodal class on multimodal_piecewise_cuda_graph_supported_
+#   model_archs moves to tc_piecewise (0.5.19 – 0.5.21: unless also on the breakable allowlist). tc_piecewise: off for a
+#   blacklisted class or a multimodal one not on its allowlist; breakable: off for a multimodal class not on
+#   multimodal_breakable_cuda_graph_supported_model_archs ("Breakable CUDA graph is incompatible with multimodal model;
+#   disabling prefill CUDA graph.") — Qwen3.5 is on it from 0.5.16, Qwen2.5-VL / Qwen3-VL / Gemma 4 / Mistral 3 are not.
+# - 0.5.23: breakable only (tc_piecewise removed): off for a multimodal class not on the breakable allowlist.
+# (release) → {rule: where read}; "to_piecewise": the allowlist switch; "pp_piecewise": tc_piecewise's PP rule where
+# GRAPHS_OFF_PP has no row
+PREFILL_ARCH_RULES: dict[tuple[int, ...], dict[str, str]] = {
+    (0, 5, 11): {"mm_piecewise": "server_args.py:1228", "blacklist": "server_args.py:1202"},
+    (0, 5, 13): {"mm_piecewise": "server_args.py:1374", "blacklist": "server_args.py:1350"},
+    (0, 5, 16): {"to_piecewise": "server_args.py:3665", "blacklist": "server_args.py:3697",
+                 "pp_piecewise": "server_args.py:3702", "mm_piecewise": "server_args.py:3718",
+                 "mm_breakable": "server_args.py:3802"},
+    (0, 5, 19): {"to_piecewise": "arg_groups/cuda_graph_hook.py:142", "blacklist": "arg_groups/cuda_graph_hook.py:178",
+                 "mm_piecewise": "arg_groups/cuda_graph_hook.py:205", "mm_breakable": "arg_groups/cuda_graph_hook.py:302"},
+    (0, 5, 21): {"to_piecewise": "arg_groups/cuda_graph_hook.py:150", "blacklist": "arg_groups/cuda_graph_hook.py:186",
+                 "mm_piecewise": "arg_groups/cuda_graph_hook.py:217", "mm_breakable": "arg_groups/cuda_graph_hook.py:328"},
+    (0, 5, 23): {"mm_breakable": "arg_groups/cuda_graph_hook.py:231"},
+}
+ARCHS_DATA = "sglang_prefill_graph_archs.json"
 # Post-capture KV sizing (measure the memory free after CUDA-graph capture and resize the KV pool to it,
 # model_runner_components/kv_pool_runtime.py compute_post_capture_kv_resize; the fraction then reserves only 512 MiB
 # (0.5.16 server_args.py:4058) / 1536 MiB (0.5.19 arg_groups/memory_hook.py:235) + TP·PP/8 GiB): absent from 0.5.13's
 # wheel, in 0.5.16's on, and off by default in every read release — SGLANG_ENABLE_POST_CAPTURE_KV_SIZING =
-# EnvBool(False). So the pool is sized before capture by the reserve above, as modelled; the opt-in is not modelled
-# (its pool follows the graphs' measured memory, which no release's code states).
+# EnvBool(False). So the pool is sized before capture by the reserve above, as modelled. The opt-in is not modelled
+# (session 22, read in 0.5.23): post_capture_kv_sizing_planned (arg_groups/overrides.py:1791) turns it down on a non-CUDA
+# device, for an MLA backend, with decode context parallelism or the memory saver; where on, the fraction reserves 1536
+# MiB + TP·PP/8 GiB (a VLM: − 8 GiB / GPU, memory_hook.py adjust_mem_fraction_for_vlm) and after capture
+# compute_post_capture_kv_resize (model_executor/model_runner_components/kv_pool_runtime.py:59) resizes the pool to the
+# free memory measured then (get_available_gpu_memory), less pre_model_load_memory × (1 − mem_fraction_static), the sampling
+# warm-up's headroom and a multimodal reservation — i.e. to what the captured graphs actually left, which no release's
+# code states (a measured figure is needed), and runlocal has no option for the environment variable (SGLangOptions /
+# the registry's options: runtimes/options.py, a CODE_MODULES module).
 POST_CAPTURE_ENV_READ: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 5, 16), "environ.py:337"), ((0, 5, 19), "environ.py:554"), ((0, 5, 21), "environ.py:590"),
     ((0, 5, 23), "environ.py:640"),
@@ -158,14 +202,32 @@ class SGLangRules:
             return None
         return f"sglang {_text(self.release)} " + [src for first, src in LLAMA2_CAP_READ if self.release >= first][-1]
 
-    def prefill_graphs_off(self, amd: bool, pp: int, mla: bool) -> str | None:
-        """Why this release captures no prefill graphs here though it does by default (GRAPHS_OFF_*), or None."""
+    def prefill_graphs_off(self, amd: bool, pp: int, mla: bool, architecture: str = "") -> str | None:
+        """Why this release captures no prefill graphs here though it does by default (GRAPHS_OFF_*,
+        PREFILL_ARCH_RULES for the model's class ``architecture``), or None."""
         if not self.prefill_graphs:
             return None
-        for on, table, why in ((amd, GRAPHS_OFF_AMD, "an AMD (ROCm) GPU"), (pp > 1, GRAPHS_OFF_PP, "pp_size > 1"),
-                               (mla, GRAPHS_OFF_MLA, "an MLA model")):
-            if on and (where := table.get(self.release)):
-                return f"{why}: sglang {_text(self.release)} {where}"
+        if amd and (where := GRAPHS_OFF_AMD.get(self.release)):
+            return f"an AMD (ROCm) GPU: {self.ref} {where}"
+        rules, lists = PREFILL_ARCH_RULES.get(self.release, {}), arch_lists(self.release)
+        mm = architecture in lists["multimodal_model_archs"] and architecture not in lists["mm_disabled_models"]
+        pw_ok = mm and architecture in lists["multimodal_piecewise_cuda_graph_supported_model_archs"]
+        bcg_ok = mm and architecture in lists["multimodal_breakable_cuda_graph_supported_model_archs"]
+        piecewise = "mm_breakable" not in rules or ("to_piecewise" in rules and pw_ok
+                                                    and (self.release < (0, 5, 19) or not bcg_ok))
+        switched = f" (moved to tc_piecewise, {self.ref} {rules['to_piecewise']})" if piecewise and "to_piecewise" in \
+            rules else ""
+        if pp > 1 and (where := GRAPHS_OFF_PP.get(self.release)):     # before any backend switch
+            return f"pp_size > 1: {self.ref} {where}"
+        if pp > 1 and piecewise and (where := rules.get("pp_piecewise")):
+            return f"pp_size > 1: {self.ref} {where}{switched}"
+        if not piecewise and mla and (where := GRAPHS_OFF_MLA.get(self.release)):
+            return f"an MLA model: {self.ref} {where}"
+        if piecewise and architecture in lists["piecewise_cuda_graph_disabled_model_archs"]:
+            return f"{architecture} on the piecewise blacklist: {self.ref} {rules['blacklist']}{switched}"
+        if mm and not (pw_ok if piecewise else bcg_ok):
+            return (f"a multimodal model ({architecture}): {self.ref} "
+                    f"{rules['mm_piecewise' if piecewise else 'mm_breakable']}{switched}")
         return None
 
     @property
@@ -178,9 +240,14 @@ class SGLangRules:
     def ref(self) -> str:
         return f"sglang {_text(self.release)}"
 
+    @property
+    def release_text(self) -> str:
+        return _text(self.release)
+
     def words(self) -> str:
         """What the plan says about the rules it used."""
-        graphs = ("decode and prefill CUDA graphs reserved" if self.prefill_graphs
+        graphs = ("decode and prefill CUDA graphs reserved (no prefill ones where the server turns them off: AMD, PP, "
+                  "multimodal … by release)" if self.prefill_graphs
                   else "decode CUDA graphs only (prefill graphs off by default before 0.5.11)")
         if self.llama2_cap_source:
             graphs += f" (up to {LLAMA2_PREFILL_CAP} tokens for a model path naming 'llama-2', {self.llama2_cap_source})"
@@ -192,10 +259,23 @@ class SGLangRules:
         return text + (f" — {self.note}" if self.note else "")
 
 
+@cache
+def arch_lists(release: tuple[int, ...]) -> dict[str, frozenset[str]]:
+    """The class lists of configs/model_config.py at a read release from 0.5.11 (data/sglang_prefill_graph_archs.json);
+    a list the release does not have is empty."""
+    table = json.loads(resources.files("runlocal.data").joinpath(ARCHS_DATA).read_text(encoding="utf-8"))
+    row = table["releases"].get(_text(release), {})
+    names = ("multimodal_model_archs", "mm_disabled_models", "piecewise_cuda_graph_disabled_model_archs",
+             "multimodal_piecewise_cuda_graph_supported_model_archs",
+             "multimodal_breakable_cuda_graph_supported_model_archs")
+    return {name: frozenset(row.get(name, {}).get("archs", ())) for name in names}
+
+
 def _row(rows: tuple[tuple[tuple[int, ...], str, str], ...], key: tuple[int, ...]) -> tuple[str, str]:
     return [(name, src) for first, name, src in rows if key >= first][-1][:2]
 
 
+@lru_cache(maxsize=64)  # ~125 calls per SGLang plan (grid22's profile); the answer is frozen, an InputError not kept
 def sglang_rules(key: tuple[int, ...] | None, asked: str = "") -> SGLangRules:
     """The rules of release ``key`` (None: the current, 0.5.23). Not a read release: the nearest read one below, said
     in ``note``; below 0.4.4: InputError naming the read range."""

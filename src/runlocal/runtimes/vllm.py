@@ -67,7 +67,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
-from .context_limit import vllm_context_refusal, vllm_default_note
+from .context_limit import vllm_context_refusal, vllm_default_note, vllm_tokenizer_capped, vllm_tokenizer_note
 from .options import VLLMOptions
 from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
@@ -105,6 +105,7 @@ from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
 from .vllm_swap import host_swap
+from .vllm_unified import budget_base, budget_step, start_refusal
 
 # vllm/config/cache.py gpu_memory_utilization: 0.92 in the current release, 0.9 up to v0.19.1 (runtimes/versions.py)
 DEFAULT_UTILIZATION = vllm_default_utilization(None)
@@ -232,7 +233,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     tp, pp = max(1, s.tp), max(1, s.pp)
     util = s.vllm.gpu_memory_utilization or DEFAULT_UTILIZATION
-    budget = int(gpu.capacity * util)
+    budget = int(budget_base(gpu) * util)      # CUDA's total on a unified NVIDIA device (vllm_unified.py)
     w = weights.total // (tp * pp)
     mx = mxfp4_expert_bytes(model, tp, gpu.name) if weights.quant == "mxfp4" else None
     if mx:
@@ -352,9 +353,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
         workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
                         "but every rank gets the smallest rank's blocks")
     return (
-        space_step if space_step is not None else
-        Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
-             "vllm/v1/worker/gpu_worker.py determine_available_memory"),
+        space_step if space_step is not None else budget_step(gpu, b.utilization, b.budget),
         weights_step(model, weights, tp, pp, gpu, b.weights),
         *parallel,
         *encoder_step(model, b.encoder, b.text_activation, b.mm_inputs),
@@ -440,7 +439,9 @@ class VLLM:
             settings = settings.with_(cache_type_k=model.kv_cache_quant, cache_type_v=model.kv_cache_quant)
         return settings.with_(
             # the model's own context, passed explicitly (context_limit.vllm_default_note says where vLLM's differs)
-            ctx=settings.ctx or model.max_position_embeddings or 4096,
+            # 0.9.1 caps it at the tokenizer's model_max_length (context_limit.vllm_tokenizer_capped)
+            ctx=vllm_tokenizer_capped(model, settings.ctx or model.max_position_embeddings or 4096,
+                                      release.key if release else None),
             gpu_memory_utilization=settings.vllm.gpu_memory_utilization or vllm_default_utilization(self._release()),
             max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
@@ -449,6 +450,18 @@ class VLLM:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
+        alloc = self._allocate(model, weights, settings, targets)
+        release = self._release()
+        note = vllm_tokenizer_note(model, settings.ctx or model.max_position_embeddings or 4096,
+                                   release.key if release else None)
+        if note is None:
+            return alloc
+        # the server starts, at a shorter context than the command asks: said, and the answer is the compromise
+        return replace(alloc, compromise=None if alloc.refusal else alloc.compromise or note,
+                       assumptions=(note, *alloc.assumptions))
+
+    def _allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                  targets: list[Target]) -> Allocation:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
         release, asked_share = self._release(), settings.vllm.gpu_memory_utilization
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
@@ -487,7 +500,8 @@ class VLLM:
         refusal = (vllm_context_refusal(model, settings.ctx, release.key if release else None)
                    or nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
-                   or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
+                   or head_split_refusal(model, tp) or start_refusal(gpu, b.utilization, release.key if release else None)
+                   or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
         placed = (gpus * n_gpu)[:n_gpu]
         ranks = [f"rank {i}: {t.name}, {t.capacity / GiB:.2f} GiB" for i, t in enumerate(placed)]

@@ -1,0 +1,58 @@
+"""vLLM 0.9.1 caps max_model_len at tokenizer_config.json's model_max_length for every model; 0.9.0 / 0.9.0.1 have no
+such step and 0.9.2 keeps it for pooling models only. Read in the sdists (sha256 in measurements/vllm_rocm/releases.txt),
+quoted below; the behaviour is also in a 0.9.1 user's log (vllm-project/vllm#20241)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import check
+from runlocal.request import CheckRequest
+from runlocal.runtimes.context_limit import TOKENIZER_MAX_LENGTH, vllm_tokenizer_capped
+
+# 0.9.1 vllm/config.py:1423-1443:
+#     def get_and_verify_max_len(self, max_model_len: int):
+#         max_model_len = _get_and_verify_max_len(...)
+#         tokenizer_config = try_get_tokenizer_config(self.tokenizer, ...)
+#         if tokenizer_config is None:
+#             return max_model_len
+#         model_max_length = tokenizer_config.get("model_max_length", max_model_len)
+#         max_model_len = min(max_model_len, model_max_length)
+#         return max_model_len
+# 0.9.2 :1452-1466: "we only consider tokenizer_config for pooling models" (`if self.runner_type == "pooling":`)
+# The log (vllm#20241, InternVL3-14B, asked max_model_len=32768): "Initializing a V1 LLM engine (v0.9.1) with config:
+# … max_seq_len=12288" — the asked length replaced by a smaller one with no message; "upgrade vLLM to 0.9.2 solved the
+# problem".
+
+
+@pytest.mark.parametrize("release, expected", [
+    ((0, 9, 0), 131072), ((0, 9, 0, 1), 131072), ((0, 9, 1), 16384), ((0, 9, 2), 131072), (None, 131072),
+])
+def test_deepseek_r1_distill_by_release(release, expected):
+    from runlocal.model import catalog
+
+    model = catalog.lookup("deepseek-r1-distill-qwen-7b")
+    assert TOKENIZER_MAX_LENGTH["deepseek-r1-distill-qwen-7b"][0] == 16384        # vllm PR #20322's "16384"
+    assert vllm_tokenizer_capped(model, 131072, release) == expected
+    assert vllm_tokenizer_capped(model, 8192, (0, 9, 1)) == 8192                   # min(): a shorter ask is kept
+
+
+def test_the_plan_starts_at_the_tokenizer_length_and_says_so():
+    request = dict(model="deepseek-r1-distill-qwen-7b", gpu="rtx-4090", use_measurements=False)
+    capped = check(CheckRequest(runtime="vllm==0.9.1", **request))[0]
+    assert "--max-model-len 16384" in capped.command
+    assert capped.allocation.compromise and "vLLM 0.9.1 starts with max_model_len 16,384, not 131,072" in \
+        capped.allocation.compromise
+    for release in ("vllm==0.9.0", "vllm==0.9.2"):
+        plan = check(CheckRequest(runtime=release, **request))[0]
+        assert "--max-model-len 131072" in plan.command and not plan.allocation.compromise
+    # a model whose tokenizer length is not known here is not capped, and a shorter ask is not touched
+    other = check(CheckRequest(model="llama-3.1-8b", gpu="h100", runtime="vllm==0.9.1", use_measurements=False))[0]
+    assert "--max-model-len 131072" in other.command
+    short = check(CheckRequest(runtime="vllm==0.9.1", ctx=8192, **request))[0]
+    assert "--max-model-len 8192" in short.command and not short.allocation.compromise
+    # an asked length above it: as in the #20241 log (asked 32768, started at 12288, no error), 0.9.1 starts — at the
+    # tokenizer's length — rather than refusing
+    asked = check(CheckRequest(runtime="vllm==0.9.1", ctx=32768, **request))[0]
+    assert asked.allocation.refusal is None and asked.allocation.settings.ctx == 16384
+    assert "not 32,768" in (asked.allocation.compromise or "")
