@@ -2,7 +2,9 @@
 RULE.md by script (clauses a script can check: the evidence page is a huggingface.co page of the repo itself, the
 file named is a Q4_K_M GGUF that llama.cpp's -hf tag match would pick, the split flag agrees with the file name).
 `hf_source` is the repo's address, as in the hand-written entries; the page the file was seen on goes in `hf_seen`.
-Records with no repo leave their entry untouched; a record `dropped` (RULE.md clause 5) takes hf off its entry. The last
+A query 3 record (RULE.md Amendment 4) cites a run / download line in public code instead of a page: its `hf_seen`
+quotes that line and its find_string id. Records with no repo leave their entry untouched; a record `dropped` (RULE.md
+clause 5) takes hf off its entry. The last
 line of an alias decides (RULE.md Amendment 3: query 2's lines follow query 1's); its `quants_only` (the whole GGUF
 listing the evidence page showed) becomes `hf_quants`, which published.py reads so as not to name a file the repo lacks.
 Run: python measurements/gguf_repos/apply.py [--check]"""
@@ -22,12 +24,26 @@ TAG = re.compile(r"Q4_K_M[._-]", re.IGNORECASE)
 SHARD = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$")
 
 
+def cited_line(rec: dict) -> dict | None:
+    """A query 3 record's first cited hit whose line names the repo with the Q4_K_M tag (RULE.md Amendment 4)."""
+    hf = rec["hf"].lower()
+    return next((hit for hit in rec.get("code", []) if hf in hit["line"].lower() and "q4_k_m" in hit["line"].lower()),
+                None)
+
+
 def problems(rec: dict) -> list[str]:
     hf, src, file = rec["hf"], rec["hf_source"] or "", rec["file"] or ""
     out = []
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", hf):
         out.append(f"{hf!r} is not owner/name")
-    if not (src == f"https://huggingface.co/{hf}" or src.startswith(f"https://huggingface.co/{hf}/")):
+    if rec.get("evidence") == "code":     # RULE.md Amendment 4: a run / download line in public code
+        if cited_line(rec) is None:
+            out.append(f"no cited line names {hf} with Q4_K_M")
+        if src and not src.startswith(f"https://huggingface.co/{hf}/"):
+            out.append(f"{src} is not a URL of {hf}")
+        if not file:        # an -hf / hf.co/ line: the tag is -hf's own input; no file name, so no shard
+            return out + ([f"split={rec['split']} with no file named"] if rec["split"] else [])
+    elif not (src == f"https://huggingface.co/{hf}" or src.startswith(f"https://huggingface.co/{hf}/")):
         out.append(f"{src} is not a page of {hf}")
     if not file.lower().endswith(".gguf"):
         out.append(f"{file} is not a GGUF file")
@@ -57,6 +73,11 @@ def latest_records() -> dict[str, dict]:
 def place(entry: dict, rec: dict) -> dict:
     """The entry with hf, hf_source, hf_seen (and split) set, before `latest` as the hand-written entries have it."""
     seen = f"{rec['file']} listed at {rec['hf_source']} (measurements/gguf_repos: RULE.md, found.jsonl)"
+    if rec.get("evidence") == "code":
+        hit = cited_line(rec) or {}
+        seen = (f"`{hit.get('line')}` in public code (find_string id {hit.get('id')})"
+                + (f", file {rec['file']}" if rec["file"] else "")
+                + " (measurements/gguf_repos: RULE.md Amendment 4, found.jsonl)")
     add = ({"hf": rec["hf"], "hf_source": f"https://huggingface.co/{rec['hf']}", "hf_seen": seen}
            | ({"split": True} if rec["split"] else {}) | ({"hf_quants": rec["quants_only"]} if rec.get("quants_only") else {}))
     out = {}

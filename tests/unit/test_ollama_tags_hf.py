@@ -46,7 +46,7 @@ def test_query_2_lines_follow_the_rule():
     session-20 repo gaining quants_only from its own why. A later line supersedes an earlier one: a not_queried line may
     be followed by the same target's query-2 line (session 21's helpers ran the targets in parts), never the reverse,
     and query 2 is run once per target."""
-    all_lines = lines()
+    all_lines = [r for r in lines() if r.get("evidence") != "code" and r.get("query3") != "not_queried"]
     first = {r["alias"]: r for r in all_lines[:277]}
     assert len(first) == 277
     later = all_lines[277:]
@@ -82,6 +82,9 @@ def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
             assert rec["hf_source"] is None and rec["file"] is None and rec["why"], rec
             continue
         assert entry["hf"] == rec["hf"]
+        if rec.get("evidence") == "code":           # RULE.md Amendment 4: checked in test_query_3_lines_follow_the_rule
+            assert rec["hf"] in entry["hf_seen"] and "Amendment 4" in entry["hf_seen"], rec
+            continue
         assert entry["hf_source"] == f"https://huggingface.co/{rec['hf']}"
         assert rec["file"] in entry["hf_seen"] and rec["hf_source"] in entry["hf_seen"]
         assert rec["hf_source"].startswith(f"https://huggingface.co/{rec['hf']}/"), rec
@@ -90,8 +93,9 @@ def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
 
 
 def test_every_hf_entry_names_its_own_repo_as_source():
-    """Every catalog entry with a GGUF repo (hand-written or found) cites a page of that very repo; 178 of 312 after
-    session 21's query 2 on all 148 targets (catalog21: 1-34, catalog21b: 35-91, catalog21c: 92-148; 167 after targets
+    """Every catalog entry with a GGUF repo (hand-written or found) cites a page of that very repo; 260 of 312 after
+    session 22's query 3 on all 133 targets (82 repos from public run / download lines, RULE.md Amendment 4); 178
+    after session 21's query 2 on all 148 targets (catalog21: 1-34, catalog21b: 35-91, catalog21c: 92-148; 167 after targets
     1-34, 163 after session 20): a count from the
     data, checked against found.jsonl's repos plus the entries written by hand before measurements/gguf_repos existed."""
     with_hf = {a: e for a, e in TAGS.items() if e.get("hf")}
@@ -99,9 +103,10 @@ def test_every_hf_entry_names_its_own_repo_as_source():
         src = entry.get("hf_source") or ""
         assert src == f"https://huggingface.co/{entry['hf']}" or src.startswith(f"https://huggingface.co/{entry['hf']}/"), alias
     found = {r["alias"] for r in records() if r["hf"] and not r.get("dropped")}
+    by_code = {r["alias"] for r in records() if r["hf"] and r.get("evidence") == "code"}
     by_hand = {a for a in with_hf if a not in found}
-    assert found <= set(with_hf) and len(found) == 143
-    assert len(with_hf) == len(found) + len(by_hand) == 178
+    assert found <= set(with_hf) and len(found) - len(by_code) == 143 and len(by_code) == 82
+    assert len(with_hf) == len(found) + len(by_hand) == 260
 
 
 def test_a_quant_the_repo_does_not_publish_is_not_pulled():
@@ -159,3 +164,56 @@ def test_a_repo_llama_cpp_cannot_load_gets_no_hf_command():
     assert llama_server_model(lookup("llama-3.2-11b-vision"), "q4_k_m")[:1] != ["-hf"]
     # contrast: a found repo of a loadable architecture keeps its -hf
     assert llama_server_model(lookup("llama-2-7b"), "q4_k_m")[0] == "-hf"
+
+
+def test_query_3_lines_follow_the_rule():
+    """RULE.md Amendment 4: a query 3 line is a target whose earlier last line had no repo (and no `dropped`); it logs
+    the earlier queries then `find_string: <base>-GGUF:Q4_K_M` (and `<base>-Q4_K_M` for 3b), each cut to 50
+    characters; a repo it gives is named, with Q4_K_M, by one of its quoted run / download lines, and passes the name
+    test of clause 3; a named file is the repo's Q4_K_M (shard 1 where split); with no file named, the record is not
+    split and the model is at most 60 B parameters, unless an Ollama hf.co/ pull of that repo is quoted."""
+    seen: dict[str, dict] = {}
+    q3 = 0
+    for rec in lines():
+        if rec.get("evidence") == "code" or rec.get("query3") == "not_queried":
+            q3 += 1
+            before = seen[rec["alias"]]
+            assert before["hf"] is None and not before.get("dropped") and before.get("evidence") != "code", rec
+            if rec.get("query3") == "not_queried":
+                assert rec["queries"] == before["queries"] and rec["hf"] is None
+                seen[rec["alias"]] = rec
+                continue
+            base = rec["repo_id"].split("/")[-1]
+            asked = rec["queries"][len(before["queries"]):]
+            assert rec["queries"][:len(before["queries"])] == before["queries"]
+            assert asked in ([f"find_string: {f'{base}-GGUF:Q4_K_M'[:50]}"],
+                             [f"find_string: {f'{base}-GGUF:Q4_K_M'[:50]}", f"find_string: {f'{base}-Q4_K_M'[:50]}"]), rec
+            if rec["hf"]:
+                quoted = [hit["line"].lower() for hit in rec["code"]]
+                assert all(hit["id"].isdigit() for hit in rec["code"]), rec
+                assert any(rec["hf"].lower() in q and "q4_k_m" in q for q in quoted), rec
+                name = re.sub(r"-gguf$", "", rec["hf"].split("/")[1].lower())
+                if rec["hf"].lower().startswith("bartowski/"):
+                    name = name.split("_", 1)[-1]
+                assert name == base.lower(), rec
+                if rec["file"]:
+                    stem = rec["file"].rsplit("/", 1)[-1]
+                    assert any(stem.lower() in q for q in quoted) and matches_tag(stem, "Q4_K_M"), rec
+                    assert rec["split"] == bool(re.search(r"-00001-of-\d{5}\.gguf$", stem)), rec
+                else:
+                    pulled = any(f"hf.co/{rec['hf']}:q4_k_m".lower() in q for q in quoted)
+                    assert not rec["split"] and (pulled or lookup(rec["alias"]).params <= 60e9), rec
+        seen[rec["alias"]] = rec
+    assert q3 > 0
+
+
+def test_query_3_commands_name_the_repo_the_code_names():
+    """Review22 #5's models: the commands pull the repo the quoted line runs; GLM-4.5-Air's Q4_K_M is two shards (its
+    quoted download line names Q4_K_M/GLM-4.5-Air-Q4_K_M-00001-of-00002.gguf), so Ollama is told to join them."""
+    assert llama_server_model(lookup("qwen3.5-9b"), "q4_k_m") == ["-hf", "unsloth/Qwen3.5-9B-GGUF:Q4_K_M"]
+    assert llama_server_model(lookup("gemma-4-31b"), "q4_k_m") == ["-hf", "ggml-org/gemma-4-31B-it-GGUF:Q4_K_M"]
+    assert llama_server_model(lookup("glm-4.5-air"), "q4_k_m") == ["-hf", "unsloth/GLM-4.5-Air-GGUF:Q4_K_M"]
+    _, name, note = ollama_model(lookup("glm-4.5-air"), "q4_k_m")
+    assert not name.startswith("hf.co/") and "split" in (note or "")
+    _, name, _ = ollama_model(lookup("qwen3-coder-30b-a3b"), "q4_k_m")
+    assert name.startswith(("qwen3-coder:", "hf.co/unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF"))
