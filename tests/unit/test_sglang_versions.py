@@ -256,3 +256,48 @@ def test_prefill_graphs_off_on_amd_with_pp_and_for_mla_by_release():
     plan = check(CheckRequest(model="llama-3.1-8b", gpu="mi300x", runtime="sglang", use_measurements=False))[0]
     step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
     assert "no prefill graphs, an AMD (ROCm) GPU: sglang 0.5.23 model_executor/cuda_graph_config.py:123" in step.formula
+
+
+def test_vision_model_fraction_reduction_from_0_4_10():
+    """adjust_mem_fraction_for_vlm (0.4.10 server_args.py:1946 … 0.5.23 arg_groups/memory_hook.py:417): an unasked
+    mem_fraction_static × 0.95 × clamp(1 − 0.1 × (layers × hidden² / (24 × 1024²) − 1), 0.8, 1.05), layers =
+    getattr(vision_config, "num_hidden_layers", 24). Qwen3-VL-8B's vision_config has depth 27, hidden_size 1152 and
+    no num_hidden_layers (transformers 5.19.0, 0.5.23's pin, aliases only num_attention_heads), so 24 is read:
+    24 × 1152² / (24 × 1024²) = 1.265625 → 1 − 0.0265625 = 0.9734375 → × 0.95 = 0.924765625.
+    The text rule on the H100 (81,920 MiB): reserved = 512 + 1.5 × 8192 + 1/8 × 1024 + 512 decode graphs (2 × 256;
+    no prefill graphs for a multimodal class) = 13,440 ≥ 10 GiB; round(68,480 / 81,920, 3) = 0.836."""
+    fraction = 0.836 * 0.924765625                     # 0.7731040625
+    plan = check(CheckRequest(model="qwen3-vl-8b", gpu="h100", runtime="sglang", use_measurements=False))[0]
+    asked = check(CheckRequest(model="qwen3-vl-8b", gpu="h100", runtime="sglang", use_measurements=False,
+                               mem_fraction_static=0.836))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
+    assert abs(float(step.value) - fraction) < 1e-6 and "adjust_mem_fraction_for_vlm" in step.formula
+    assert f"--mem-fraction-static {fraction:g}" in plan.command
+    # the pool loses free-before-weights × (0.836 − 0.7731…) over 36 layers × 8 KV heads × 128 × 2 × 2 B a token
+    pre = plan.allocation.devices[0].capacity - 620 * 2**20
+    lost = (int(pre * 0.836) - int(pre * fraction)) / (36 * 8 * 128 * 2 * 2)
+    assert abs(asked.allocation.kv_cache_tokens - plan.allocation.kv_cache_tokens - lost) <= 1
+    asked_step = next(s for s in asked.allocation.steps if s.label == "mem_fraction_static")
+    assert asked_step.value == "0.836"                 # an asked fraction is kept (the function runs only when unset)
+
+
+@pytest.mark.parametrize("model, runtime, factor", [
+    # Llama 3.2 Vision (mllama): num_hidden_layers 32, hidden_size 1280: 32 × 1280² / (24 × 1024²) = 2.0833…,
+    # 1 − 0.10833… = 0.891666…, × 0.95 = 0.8470833…
+    ("llama-3.2-11b-vision", "sglang", 0.95 * (1 - 0.1 * (32 * 1280**2 / (24 * 1024**2) - 1))),
+    ("llama-3.2-11b-vision", "sglang==0.4.10", 0.95 * (1 - 0.1 * (32 * 1280**2 / (24 * 1024**2) - 1))),
+    ("llama-3.2-11b-vision", "sglang==0.4.8", None),      # not in 0.4.8's server_args.py
+    # Gemma 4 E2B: 16 × 768²: ratio 0.375 → 1.0625, clamped to 1.05 → 0.9975; multimodal from 0.5.11 (not in 0.5.9's
+    # multimodal_model_archs)
+    ("gemma-4-e2b", "sglang", 0.95 * 1.05), ("gemma-4-e2b", "sglang==0.5.9", None),
+    ("gemma-3-4b", "sglang", None),                       # Gemma3ForConditionalGeneration: in mm_disabled_models
+    ("qwen2.5-vl-7b", "sglang==0.5.3", 0.95 * (1 - 0.1 * (24 * 1280**2 / (24 * 1024**2) - 1))),  # depth 32, not read
+])
+def test_vision_model_reduction_by_class_and_release(model, runtime, factor):
+    from runlocal.model.catalog import lookup
+    from runlocal.runtimes.sglang import vlm_reduction
+
+    release = runtime.partition("==")[2]
+    rules = sglang_rules(tuple(int(x) for x in release.split(".")), release) if release else None
+    got = vlm_reduction(lookup(model), rules)
+    assert (got is None) if factor is None else (got is not None and abs(got[0] - factor) < 1e-12)
