@@ -67,7 +67,13 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
-from .context_limit import vllm_context_refusal, vllm_default_note, vllm_tokenizer_capped, vllm_tokenizer_note
+from .context_limit import (
+    vllm_context_refusal,
+    vllm_default_note,
+    vllm_tokenizer_cap,
+    vllm_tokenizer_capped,
+    vllm_tokenizer_note,
+)
 from .options import VLLMOptions
 from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
@@ -582,6 +588,13 @@ class VLLM:
             others = "node 2" if nodes == 2 else f"nodes 2–{nodes}"
             return f"ray start --head (node 1), ray start --address=<head>:6379 ({others}); then on the head: " + line
         return line
+
+    def served_context_cap(self, model: ModelSpec) -> int | None:
+        """The longest max_model_len this release serves whatever --max-model-len asks (0.9.1: the tokenizer's
+        model_max_length, context_limit.vllm_tokenizer_cap), or None: the plan's max context stops there."""
+        release = self._release()
+        cap = vllm_tokenizer_cap(model, release.key if release else None)
+        return cap[0] if cap else None
 
     def _release(self) -> RuntimeVersion | None:
         """The named release (`--runtime vllm==X`, set by runtimes._versioned), None for the current one; a planner
