@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
@@ -41,7 +40,7 @@ from ..units import GiB, MiB
 from .arch_support import OTHER_RUNTIMES
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 from .context_limit import sglang_context_refusal, sglang_default_note
-from .published import gpu_gfx_target, kernel_check, serve_path
+from .published import catalog_vision_config, gpu_gfx_target, kernel_check, serve_path
 from .sglang_versions import (
     LLAMA2_PREFILL_CAP,
     VLM_BASELINE,
@@ -137,22 +136,11 @@ def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs:
                                 architecture, vlm)[0]
 
 
-def vision_config_of(model: ModelSpec) -> dict[str, Any] | None:
-    """config.json's vision_config as the catalog entry records it; None outside the catalog (no config kept)."""
-    from ..model.catalog import find_entry
-    from .published import catalog_alias
-
-    alias = catalog_alias(model)
-    entry = find_entry(alias) if alias else None
-    vc = ((entry or {}).get("config") or {}).get("vision_config")
-    return vc if isinstance(vc, dict) else None
-
-
 def vlm_reduction(model: ModelSpec, rules: SGLangRules | None) -> tuple[float, str] | None:
     """(factor, formula) SGLang multiplies an unasked mem_fraction_static by for a vision model at this release
     (sglang_versions.VLM_FRACTION_READ), or None: before 0.4.10, a class not multimodal there, no vision_config."""
     source = (rules or sglang_rules(None)).vlm_fraction_source(model.architecture)
-    vc = vision_config_of(model) if source else None
+    vc = catalog_vision_config(model) if source else None
     if vc is None:
         return None
     # getattr(vision_config, "num_hidden_layers", 24) / ("hidden_size", 1024): a "depth" key is not read
