@@ -301,3 +301,19 @@ def test_vision_model_reduction_by_class_and_release(model, runtime, factor):
     rules = sglang_rules(tuple(int(x) for x in release.split(".")), release) if release else None
     got = vlm_reduction(lookup(model), rules)
     assert (got is None) if factor is None else (got is not None and abs(got[0] - factor) < 1e-12)
+
+
+def test_a_vision_model_outside_the_catalog_is_said_not_modelled():
+    """No config.json's vision_config is kept for a model read from the Hub or a folder: the reduction is not applied,
+    and the plan says SGLang would apply it (the release and where)."""
+    from dataclasses import replace
+
+    from runlocal.model.catalog import lookup
+    from runlocal.runtimes.sglang import SGLang, vlm_reduction
+
+    hub = replace(lookup("qwen3-vl-8b"), source="hub:Qwen/Qwen3-VL-8B-Instruct")
+    assert vlm_reduction(hub, None) is None
+    plan = check(CheckRequest(model="qwen3-vl-8b", gpu="h100", runtime="sglang", use_measurements=False))[0]
+    assumptions = SGLang().allocate(hub, plan.weights, plan.allocation.settings.with_(mem_fraction_static=None),
+                                    plan.searched_on).assumptions
+    assert any("vision model outside the catalog" in a and "adjust_mem_fraction_for_vlm" in a for a in assumptions)
