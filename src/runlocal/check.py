@@ -244,7 +244,19 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan) + _unpublished_quant(spec, plan)
+    return plan, (notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan) + _unpublished_quant(spec, plan)
+                  + _thinking_context(req, spec, plan))
+
+
+def _thinking_context(req: CheckRequest, spec, plan) -> list[str]:
+    """A thinking model planned at a context shorter than its reasoning (thinking.py; review22 #8)."""
+    from .runtimes.published import catalog_alias
+    from .thinking import short_context_note
+
+    if plan.verdict not in ("fits", "tight"):
+        return []
+    note = short_context_note(catalog_alias(spec), plan.settings.ctx, req.ctx is not None, plan.runtime)
+    return [note] if note else []
 
 
 def _arch_unchecked(spec, planner) -> list[str]:

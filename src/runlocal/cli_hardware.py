@@ -4,6 +4,7 @@ API's and MCP's hardware search answer."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import typer
@@ -63,6 +64,9 @@ def render_hardware(rows: list[dict[str, Any]]) -> str:
             "price: the launch price, with the " + ("year" if table else "year or announcement date") + " it was set "
             "(a Mac's or a mini PC's: the whole computer in the configuration its page names); not what it sells for "
             "later.",
+            *(["used: a dated used-market price (measurements/used_prices/RULE.md), with the "
+               + ("month" if table else "date") + " of its page; — where the catalog has none."]
+              if any(r.get("used_price_usd") is not None for r in rows) else []),
             "rent: the cheapest on-demand pod or instance of one GPU in the dated cloud price table, with the "
             + ("month" if table else "date") + " its page was read.",
             "memory: as marketed; a unified-memory system's whole RAM" + (", and in brackets the GiB its GPU may use "
@@ -85,6 +89,15 @@ def _price(r: dict[str, Any], short: bool = False) -> str:
         return "—"
     as_of = str(r.get("price_as_of") or "")
     return f"${r['price_usd']:,.0f}" + (f" ({as_of[:4] if short else as_of})" if as_of else "")
+
+
+def _used(r: dict[str, Any], short: bool = False) -> str:
+    """The used-market price with the date of its page (the month in the table); "—" where the catalog has none."""
+    if r.get("used_price_usd") is None:
+        return "—"
+    day = re.search(r"\d{4}-\d\d-\d\d", str(r.get("used_price_as_of") or ""))
+    when = (day.group()[:7] if short else str(r["used_price_as_of"])) if day else str(r.get("used_price_as_of") or "")
+    return f"${r['used_price_usd']:,.0f}" + (f" ({when})" if when else "")
 
 
 def _rent(r: dict[str, Any]) -> str:
@@ -115,13 +128,16 @@ def _rows_table(rows: list[dict[str, Any]]) -> list[str]:
 
     width = Console().width
     named = width >= NAME_COLUMN_FROM
-    headers = ["id", *(["name"] if named else []), "kind", "memory", "GB/s", "price", "rent/GPU-h"]
+    used = any(r.get("used_price_usd") is not None for r in rows)    # the column only where a listed card has one
+    headers = ["id", *(["name"] if named else []), "kind", "memory", "GB/s", "price", *(["used"] if used else []),
+               "rent/GPU-h"]
     cells = [[r["id"], *([r["name"]] if named else []), KIND_LABEL[r["form_factor"]], _memory(r, short=True),
-              f"{r['bandwidth_gbs']:,.0f}", _price(r, short=True), _rent(r)] for r in rows]
+              f"{r['bandwidth_gbs']:,.0f}", _price(r, short=True), *([_used(r, short=True)] if used else []),
+              _rent(r)] for r in rows]
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="")
     for i, h in enumerate(headers):
         # the figures keep their width on one line; the id, the name and a unified system's GPU share wrap
-        fixed = h in ("kind", "GB/s", "price", "rent/GPU-h")
+        fixed = h in ("kind", "GB/s", "price", "used", "rent/GPU-h")
         table.add_column(h, overflow="fold", no_wrap=fixed,
                          width=max(len(h), *(len(c[i]) for c in cells)) if fixed else None)
     for c in cells:
@@ -143,6 +159,8 @@ def _details(rows: list[dict[str, Any]]) -> list[str]:
                 "  price:        " + (f"{_price(r)}  {r['price_source'] or ''}"
                                       + (f" — {r['price_note']}" if r.get("price_note") else "")
                                       if r["price_usd"] is not None else r.get("price_note") or "—"),
+                "  used:         " + (f"{_used(r)}  {r['used_price_source'] or ''}" if r.get("used_price_usd")
+                                      is not None else "— no dated used-market price in the catalog"),
                 "  rent:         " + (f"${r['rent_usd_per_gpu_hour']:.2f}/GPU-h ({r['rent_price_date']}), "
                                        f"{r['rent_provider']}  {r['rent_url']}"
                                        + (f" (read via {r['rent_via']})" if r.get("rent_via") else "")

@@ -196,7 +196,8 @@ def _no_speed(row: dict[str, Any]) -> None:
     """A row that does not start (as check, which prints no speed for it), or a VRAM figure's row: no bandwidth is
     known for its GPU (a plan that leaves the GPU nothing to do would otherwise show the CPU's speed at an assumed RAM
     bandwidth as the figure's)."""
-    for key in ("decode_tokens_per_s", "decode_short_tokens_per_s", "prefill_tokens_per_s", "time_to_first_token_s"):
+    for key in ("decode_tokens_per_s", "decode_short_tokens_per_s", "prefill_tokens_per_s", "time_to_first_token_s",
+                "prefill_range_tokens_per_s"):
         if key in row:
             row[key] = None
     row.pop("tokens_per_s_per_1000_usd", None)

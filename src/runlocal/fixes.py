@@ -30,6 +30,7 @@ from .search import fits_verdict, longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import verdict as _verdict
+from .verdict import weights_in_ram
 from .weights import estimate, is_gguf_quant
 
 if TYPE_CHECKING:
@@ -205,9 +206,10 @@ def _context_and_concurrency(f: _Fixer) -> None:
                        + _layers_moved(f, before, after), 1)
 
 
-def _layers_moved(f: _Fixer, before: Allocation, after: Allocation) -> str:
-    """", GPU layers 29 → 33 of 33" where the fix also puts back on the GPU what --fit moved to system memory."""
-    if not f.all_on_gpu:
+def _layers_moved(f: _Fixer, before: Allocation, after: Allocation, asked: bool = False) -> str:
+    """", GPU layers 29 → 33 of 33" where the fix also puts back on the GPU what --fit (or, ``asked``, the user's own
+    flags) held in system memory."""
+    if not (f.all_on_gpu or asked):
         return ""
     total = _layers_total(f.model)
     was = _gpu_layers(before.settings, f.model)
@@ -221,18 +223,26 @@ def _layers_moved(f: _Fixer, before: Allocation, after: Allocation) -> str:
 def _all_layers_on_gpu(f: _Fixer) -> None:
     """llama-server --fit moved layers or experts to system memory to keep its margin free (FIT_MARGIN a device,
     common/fit.cpp), yet every layer fits on the GPU: -ngl all / --n-cpu-moe 0 pins them
-    there (--fit changes only what the command leaves unset), the fix says what it then leaves free."""
-    if not f.all_on_gpu or not f.runs(f.base):
+    there (--fit changes only what the command leaves unset), the fix says what it then leaves free. The same where
+    the user's own -ngl / --n-cpu-moe / -ot held them in RAM (tight whoever placed them, verdict.weights_in_ram)."""
+    asked = (not f.all_on_gpu and f.has_gpu and engine(f.runtime.name).ggml
+             and weights_in_ram(f.plan.allocation, f.model))
+    if not (f.all_on_gpu or asked):
         return
-    before, after = f.plan.allocation, f.allocate(f.base)
+    pinned = (f.base.with_(n_gpu_layers=_layers_total(f.model), n_cpu_moe=0,
+                           override_tensor=tuple(r for r in f.base.llamacpp.override_tensor if r[1] != "CPU"))
+              if asked else f.base)
+    if not f.runs(pinned):
+        return
+    before, after = f.plan.allocation, f.allocate(pinned)
     moved = (_gpu_layers(before.settings, f.model) < _layers_total(f.model)
              or bool(before.settings.llamacpp.n_cpu_moe))
     i = next((k for k, d in enumerate(after.devices) if d.kind != "cpu"), 0)
-    if not moved or i >= len(before.devices):
+    if not (moved or asked) or i >= len(before.devices):
         return          # --fit only shortened the context: no layer to put back (the context fixes say that)
-    f.try_(f"Keep every layer on the GPU (-ngl {_layers_total(f.model)})", f.base,
+    f.try_(f"Keep every layer on the GPU (-ngl {_layers_total(f.model)})", pinned,
            f"{before.devices[i].name} {format_bytes(before.devices[i].total)} → "
-           f"{format_bytes(after.devices[i].total)}" + _layers_moved(f, before, after)
+           f"{format_bytes(after.devices[i].total)}" + _layers_moved(f, before, after, asked)
            + f", {format_bytes(after.devices[i].capacity - after.devices[i].total)} left free (--fit aims to leave "
            f"{format_bytes(FIT_MARGIN)})", 2)
 
@@ -410,7 +420,7 @@ def _cpu_kv_space(f: _Fixer) -> None:
     space = sum(d.kv_cache for d in alloc.devices)
     # unset, vLLM 0.13–0.19 take half the RAM whatever the weights (runtimes/vllm_cpu.py): over the RAM, the fix is
     # the fewest GiB that hold one request, set
-    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation) != "fits"
+    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation, f.model) != "fits"
     if alloc.max_concurrency >= 1 and not too_much:
         return
     top = int(ram.capacity // (1 << 30))
@@ -429,7 +439,7 @@ def _cpu_kv_space(f: _Fixer) -> None:
     new = s.with_(cpu_kvcache_space=lo)
     if f.runs(new):
         after = f.allocate(new)
-        cost = 0 if _verdict(after) == "fits" else 2
+        cost = 0 if _verdict(after, f.model) == "fits" else 2
         f.try_(f"{'Set' if too_much else 'Raise'} VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
                f"CPU KV cache {format_bytes(space)} → {lo} GiB: KV pool {_kv_words(alloc)} → {_kv_words(after)}, "
                + ("the fewest whole GiB that hold one request, leaving the rest of the RAM to the weights"

@@ -179,7 +179,7 @@ class _Fixer:
         if not _fits(alloc):
             return
         decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
-        self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
+        self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc, self.model), decode,
                                  command or unsloth_command(self.model, self.plan.asked_quant, self.runtime, s),
                                  gains_context, levers))
 

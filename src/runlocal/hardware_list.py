@@ -32,6 +32,8 @@ def device_record(dev) -> dict[str, Any]:
         "gpu_usable_bytes": dev.gpu_usable_bytes,
         "price_usd": price.usd, "price_kind": price.kind, "price_source": price.source, "price_as_of": price.as_of,
         "price_note": price.note,
+        # the used-market price where the catalog has one (measurements/used_prices/RULE.md), with its page and date
+        **_used(dev),
         # the cheapest offer of one GPU, on demand, as `cost` rents it; None where no dated pod price page names it
         "rent_usd_per_gpu_hour": rent["usd_per_gpu_hour"] if rent else None,
         "rent_provider": rent["provider"] if rent else None,
@@ -41,6 +43,15 @@ def device_record(dev) -> dict[str, Any]:
         "rent_note": (rent.get("column") or rent.get("note")) if rent else None,
         "rent_offers": len(offers),
     }
+
+
+def _used(dev) -> dict[str, Any]:
+    from .choose import device_price
+
+    used = device_price(dev, used=True)
+    if used.kind != "used":
+        return {"used_price_usd": None, "used_price_source": None, "used_price_as_of": None}
+    return {"used_price_usd": used.usd, "used_price_source": used.source, "used_price_as_of": used.as_of}
 
 
 def hardware_records(query: str | None = None, *, min_memory: str | int | None = None, kind: str | None = None,

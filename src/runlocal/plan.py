@@ -11,6 +11,7 @@ from typing import Any
 from .boundary import largest_guided
 from .errors import InputError
 from .fixes import Fix, suggest_fixes
+from .memo import per_model
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
@@ -254,7 +255,7 @@ def quick_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, r
     weights = weights or estimate(model, settings.quant)
     alloc = runtime.allocate(model, weights, settings, targets)
     tokens, steps = speed(model, weights, alloc, targets)
-    return QuickPlan(weights, alloc, verdict(alloc), tokens, steps)
+    return QuickPlan(weights, alloc, verdict(alloc, model), tokens, steps)
 
 
 def _check_settings(settings: Settings) -> None:
@@ -394,9 +395,15 @@ def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int
     return n_gpu_layers is not None and n_gpu_layers > model.n_layers and not n_cpu_moe
 
 
+@per_model
+def _params_step(model: ModelSpec) -> Step:
+    """The parameter count's step, once per model (a sum over every tensor: ~0.4 ms for a 1,700-tensor MoE)."""
+    return Step("parameters", f"{len(model.tensors):,} tensors summed", f"{model.params:,}"
+                + (f" ({model.active_params:,} active per token)" if model.n_experts else ""), model.source)
+
+
 def _weight_steps(model: ModelSpec, w: WeightEstimate, runtime: str) -> tuple[Step, ...]:
-    steps = [Step("parameters", f"{len(model.tensors):,} tensors summed", f"{model.params:,}"
-                  + (f" ({model.active_params:,} active per token)" if model.n_experts else ""), model.source)]
+    steps = [_params_step(model)]
     detail = ", ".join(f"{k} {format_bytes(v)}" for k, v in w.by_kind.items())
     formula, source = w.formula, w.source
     if engine(runtime).hub_checkpoints and w.source == "src/llama-quant.cpp" and w.quant.lower() in _FLOAT_FTYPES:

@@ -62,8 +62,24 @@ def tight_line(a: Allocation) -> float:
     return tight_share(a.settings.runtime)
 
 
-def verdict(a: Allocation) -> str:
-    """fits | tight | does_not_fit | unknown (a device of unknown capacity)."""
+def weights_in_ram(a: Allocation, model: ModelSpec) -> bool:
+    """A llama.cpp-family plan on a GPU whose settings hold some layer or routed expert in system memory: -ngl k at
+    most n_layer (the output layer or a block stays on the CPU, src/llama-model.cpp load_tensors: plan.all_layers_on_gpu),
+    --n-cpu-moe, or an -ot rule to "CPU" — whether --fit chose them or the user typed them (review22 #9: the default
+    plan was tight and its own printed command, checked, fits, for the same process)."""
+    from .runtimes import engine
+
+    if not engine(a.settings.runtime).ggml or not any(d.kind != "cpu" and d.weights for d in a.devices):
+        return False
+    s = a.settings.llamacpp
+    ngl = s.n_gpu_layers
+    return bool(s.n_cpu_moe or any(buf == "CPU" for _, buf in s.override_tensor)
+                or (ngl is not None and 0 <= ngl <= model.n_layers))
+
+
+def verdict(a: Allocation, model: ModelSpec | None = None) -> str:
+    """fits | tight | does_not_fit | unknown (a device of unknown capacity). With ``model``, a GPU plan holding layers
+    or experts in system memory is tight whoever placed them (weights_in_ram): one placement, one verdict."""
     if any(d.capacity <= 0 for d in a.devices):
         return "unknown"
     if not fits(a):
@@ -73,7 +89,7 @@ def verdict(a: Allocation) -> str:
         return "tight"
     if over_shared_share(a.devices, line):
         return "tight"
-    if a.compromise:
+    if a.compromise or (model is not None and weights_in_ram(a, model)):
         return "tight"
     return "fits"
 

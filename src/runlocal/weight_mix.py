@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
+from .memo import IdMemo
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes.base import Step
@@ -15,18 +17,28 @@ from .runtimes.base import Step
 MAX_NAMES = 4      # tensor kinds named per type; the rest counted
 
 
+@lru_cache(maxsize=4096)
 def _kind(name: str) -> str:
     return re.sub(r"\.weight$", "", re.sub(r"^blk\.\d+\.", "", name))
 
 
 def type_mix_step(model: ModelSpec, w: WeightEstimate) -> Step | None:
     """One line per ggml type: its tensors (by kind, × the layers that have it), parameters and bits per weight,
-    where the GGUF view's per-type bytes are the weights step's own (else None: nothing to show that adds up)."""
+    where the GGUF view's per-type bytes are the weights step's own (else None: nothing to show that adds up).
+    Kept per model object and what it reads of the estimate: every llama.cpp and Ollama plan of a model at one quant
+    shows the same step, and counting a 1,700-tensor MoE's view takes ~4 ms."""
+    if w.source != "src/llama-quant.cpp" or not model.tensors:
+        return None
+    return _STEPS.get(model, (w.quant, tuple(w.by_kind.items())), lambda: _type_mix_step(model, w))
+
+
+_STEPS = IdMemo(256)
+
+
+def _type_mix_step(model: ModelSpec, w: WeightEstimate) -> Step | None:
     from .quant.ggml_types import block_size
     from .quant.gguf_mix import gguf_view
 
-    if w.source != "src/llama-quant.cpp" or not model.tensors:
-        return None
     view = gguf_view(model, w.quant)
     if view is None:
         return None

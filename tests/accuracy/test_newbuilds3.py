@@ -50,7 +50,10 @@ def test_first_run_is_what_the_committed_fit_gives(monkeypatch):
     # scored once (newbuilds3_first_run.txt); no constant changed after it: the 'before' medians the file recorded are
     # the committed fit's, and 'after' equals 'before' (the candidate cc 9.0 prompt rate moves no cc 7.0 row). Session
     # 16's kernel-path rule (backend_speed.nvidia_mmq, after the scoring: not a held-out check) moves the prompt rows
-    # only: with the rule undone they read as the file recorded
+    # only: with the rule undone they read as the file recorded. Session 22's refit (a token's weight bytes counted at each
+    # tensor's type, review22 #10: the HBM entry's bandwidth share 0.531 → 0.529, per-layer cost 47.5 → 46.3 µs) moves
+    # the decode median 21.6 → 21.5 % (the two V100 rows, Q4_0: dense, their bytes' share unchanged), not the prompt's
+    today = {"tg": 21.5}
     text = FIRST.read_text()
     recorded = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in
                 re.finditer(r"^(tg|pp) +n +\d+ +before \|error\| median +([\d.]+)%.*after median +([\d.]+)%", text, re.M)}
@@ -58,7 +61,9 @@ def test_first_run_is_what_the_committed_fit_gives(monkeypatch):
     rows = build_rows(load_held_out("newbuilds3"))
     for kind in ("tg", "pp"):
         errors = [abs(predict_row(r, S.FIT, S.SPLIT_OVERHEAD_MS) / r.measured - 1) for r in rows if r.kind == kind]
-        assert round(100 * statistics.median(errors), 1) == recorded[kind][0] == recorded[kind][1], kind
+        assert recorded[kind][0] == recorded[kind][1], kind
+        assert round(100 * statistics.median(errors), 1) == today.get(kind, recorded[kind][0]), kind
+    assert recorded["tg"][0] == 21.6
 
 
 def test_the_kernel_path_rule_reads_the_v100_prompts():

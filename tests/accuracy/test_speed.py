@@ -171,7 +171,8 @@ def test_partial_offload_is_slower_than_full():
     part = plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M", n_gpu_layers=16).speed
     none = plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M", n_gpu_layers=0).speed
     assert full["decode_tokens_per_s"] > part["decode_tokens_per_s"] > none["decode_tokens_per_s"] > 0
-    assert full["prefill_tokens_per_s"] > part["prefill_tokens_per_s"]
+    # layers in RAM copied from mmap'd memory: a range (host_link.pageable_range), its fast end still below all-GPU
+    assert full["prefill_tokens_per_s"] > part["prefill_range_tokens_per_s"][1] > part["prefill_range_tokens_per_s"][0]
 
 
 def test_untied_embedding_in_ram_costs_nothing():

@@ -142,7 +142,7 @@ def test_the_verdict_is_defined_where_it_is_printed():
     text = read("runlocal check qwen3-30b-a3b --gpu rtx-4090 --ctx 32k --ram 64G --runtime ollama")
     assert "fits: starts and runs these settings with every GPU under 90 % full" in text
     text = read("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G")
-    assert "tight: starts, but a device is above 90 % full or the runtime gave something up" in text
+    assert "tight: starts, but a device is above 90 % full or something is given up" in text
 
 
 def test_speeds_say_what_context_they_assume_and_show_the_short_context_figure():

@@ -221,18 +221,20 @@ def test_a_cause_in_the_paste_outranks_the_lost_runner(before: str, answer: tupl
 # ollama`; on macOS `launchctl setenv OLLAMA_HOST "0.0.0.0:11434"`, then restart the app; on Windows "Ollama inherits
 # your user and system environment variables": quit it, edit the user's variables, start it from the Start menu.
 # continuedev/continue#12795 (2026-06-18), the client's line:
-_RAM = "Error: 500 Internal Server Error: model requires more system memory (7.5 GiB) than is available (5.2 GiB)"
-
-
 def _serve_fixes(text: str) -> list[dict[str, str]]:
     from runlocal.diagnose.fixes import with_computed_fixes
 
     return [f for f in with_computed_fixes(diagnose_text(text), None)["fixes"] if "ollama serve" in f["command"]]
 
 
+# a runner out of memory on the GPU: the knowledge base's fixes set the server's variables (ollama-runner-cuda-oom.md);
+# Ollama's RAM refusal no longer gets them, its shortfall says when a context or KV cache could close it (review22 #12)
+_RUNNER_OOM = "Error: llama runner process has terminated: cudaMalloc failed: out of memory"
+
+
 def test_every_ollama_serve_fix_says_how_to_set_the_variables_on_the_service() -> None:
-    fixes = _serve_fixes(_RAM)
-    assert fixes   # the shorter context and the quantized KV cache
+    fixes = _serve_fixes(_RUNNER_OOM)
+    assert fixes   # the GPU overhead, the shorter context with one slot, one model loaded
     for f in fixes:
         env = f["command"].split(" ollama serve")[0].split()
         assert "sudo systemctl edit ollama.service, under [Service] " + " ".join(

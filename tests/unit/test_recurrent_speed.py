@@ -124,7 +124,8 @@ def test_decode_time_adds_the_state_bytes_and_the_extra_kernels():
     fit = S.constants(S.device_class(dev), "cuda")
     t = 1 / S.predict(model, weights, dev, quant="Q4_K_M").decode_tokens_per_s
     rate = fit.decode_eff * dev.bandwidth_gbs * 1e9
-    without = weights * TW.read_fraction(model) / rate + model.n_layers * fit.layer_us / 1e6
+    # the share a token reads, in the bytes of each tensor's Q4_K_M type (token_work.read_fraction, review22 #10)
+    without = weights * TW.read_fraction(model, "Q4_K_M") / rate + model.n_layers * fit.layer_us / 1e6
     state_s = 4 * LAYERS * (4 * STATE + 7 * CONV) / rate                      # CUDA: the cache copy fused
     kernels_s = 36 * 23 * RS.KERNEL_SCALE / 19 * fit.layer_us / 1e6
     assert t == pytest.approx(without + state_s + kernels_s, rel=1e-12)
@@ -136,7 +137,7 @@ def test_a_cpu_part_pays_no_gpu_kernel_latency():
     weights = float(estimate(model, "Q4_K_M").total)
     t = 1 / S.predict(model, weights, cpu, quant="Q4_K_M").decode_tokens_per_s
     rate = S.CPU.decode_eff * cpu.bandwidth_gbs * 1e9
-    by_hand = (weights * TW.read_fraction(model) + RS.recurrent_state_traffic(model, backend="cpu")) / rate \
+    by_hand = (weights * TW.read_fraction(model, "Q4_K_M") + RS.recurrent_state_traffic(model, backend="cpu")) / rate \
         + model.n_layers * S.CPU.layer_us / 1e6
     assert t == pytest.approx(by_hand, rel=1e-12)
 

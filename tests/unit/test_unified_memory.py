@@ -23,7 +23,9 @@ def _devices(plan: dict) -> dict[str, dict]:
 def test_gpt_oss_20b_with_cpu_moe_on_a_16gb_m4_runs():
     plan = check_json("gpt-oss-20b", "--gpu", "m4-16gb", "--n-cpu-moe", "12", "-fa", "on", "-c", "32768",
                       "--no-mmap")
-    assert plan["verdict"] == "fits"
+    # it runs (the report's ~26 tokens/s); tight, not fits, since review22 #9: the experts --n-cpu-moe holds on the
+    # CPU side are given up to it whoever placed them, as --fit's own placement is
+    assert plan["verdict"] == "tight"
     gpu, host = _devices(plan)["unified"], _devices(plan)["cpu"]
     assert gpu["total"] <= gpu["capacity"] < 11 * GiB                  # the Metal working set (10.67 GiB)
     # the CPU side is judged against what the GPU side leaves of the 16 GiB, not 16 − 10.67

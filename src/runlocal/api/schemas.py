@@ -265,8 +265,10 @@ class SpeedDoc(_Open):
                                               "is given then)")
     not_predicted: str | None = Field(None, description="why no speed is given (a build that cannot load the model)")
     prefill_not_predicted: str | None = Field(None, description="why no prefill figure is given")
-    prefill_range_tokens_per_s: list[float] | None = Field(None, description="a MoE prompt's unvalidated prefill "
-                                                           "range [low, high], where no single figure passed")
+    prefill_range_tokens_per_s: list[float] | None = Field(None, description="an unvalidated prefill range [low, "
+                                                           "high] where no single figure is given: a MoE prompt on "
+                                                           "Vulkan / SYCL / ROCm's fallback, or weights in RAM copied "
+                                                           "from mmap'd memory")
 
 
 class PlanDoc(_Open):
@@ -385,6 +387,9 @@ class DeviceDoc(_Open):
     price_usd: float | None = None          # the launch price (choose.device_price), with when it was set and its page
     price_as_of: str | None = None
     price_source: str | None = None
+    used_price_usd: float | None = None     # a used-market price, where the catalog has a dated one, its page and date
+    used_price_source: str | None = None
+    used_price_as_of: str | None = None
     rent_usd_per_gpu_hour: float | None = None   # cheapest on-demand offer of one GPU (data/cloud_prices.json)
     rent_provider: str | None = None
     rent_price_date: str | None = None

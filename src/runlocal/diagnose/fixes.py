@@ -549,10 +549,11 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
         _fix(f"Free at least {_b(short)} of RAM, then load again",
              ollama_fixes.UNLOAD_COMMAND,   # the knowledge base's own line, which this one then replaces
              f"the estimate at these settings is {_b(need)} and {counted}: {_b(short)} short (unload, close programs)"),
-        _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model, or a shorter num_ctx",
+        _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model",
              ollama_fixes.SMALLER_TAG_COMMAND,
              f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
              f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
+        *ollama_fixes.ram_gap_fixes(short, int(need), int(have), ex.get("n_ctx")),
     ]
 
 
@@ -745,6 +746,8 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
         cap_flags = frozenset().union(*(_flags(f["command"]) for f in computed))
         kb_fixes = [f for f in kb_fixes
                     if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags, extracted)]
+    if any(f["title"].startswith(ollama_fixes.KV_ONLY_IF) for f in computed):  # said when they could close it
+        kb_fixes = [f for f in kb_fixes if not ollama_fixes.KV_KNOBS.search(f["command"])]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
     kb_fixes = [j for j in (vllm_budget.judge_share(f, extracted) for f in kb_fixes) if j]  # vs a negative pool

@@ -135,8 +135,9 @@ def service_caveat(fix: dict[str, str]) -> dict[str, str]:
 # the knowledge base's lines (data/errors/ollama-system-memory.md) that ollama_ram_fixes gives with the log's figures:
 # the same command, so the figureless line gives way to it (fixes._superseded)
 UNLOAD_COMMAND = "ollama ps && ollama stop OTHER_MODEL"
-SMALLER_TAG_COMMAND = ("ollama run NAME:SMALLER_TAG   # NAME: your model; SMALLER_TAG: a lower quantization from "
-                       "ollama.com/library/NAME/tags (q4_K_M, q3_K_M), or a smaller model's tag")
+SMALLER_TAG_COMMAND = ("ollama run NAME:SMALLER_TAG   # NAME: your model; SMALLER_TAG: a lower quantization "
+                       "ollama.com/library/NAME/tags lists, where it lists one (gpt-oss: MXFP4 only), or a smaller "
+                       "model's tag")
 
 
 # docs/linux.mdx "Updating": "Update Ollama by running the install script again"; the macOS and Windows apps update
@@ -152,3 +153,34 @@ def update_fix(since: str) -> dict[str, str]:
             "command": UPDATE_COMMAND,
             "effect": f"{since}; builds since then place each buffer in pieces under the cap, so only a single "
                       "tensor larger than the cap can still fail"}
+
+
+# Ollama's num_ctx when none is set and the log does not print one: 4,096 from v0.6.7, and from v0.15.5 on a machine
+# with under 23 GiB of VRAM (runtimes/ollama_sched.py CTX_TIERS), the machines that meet "more system memory"
+OLLAMA_DEFAULT_NUM_CTX = 4096
+# the fix that says when a shorter context or a quantized KV cache can close a RAM shortfall; with it, the knowledge
+# base's figureless context / KV-cache lines are not offered (fixes.with_computed_fixes)
+KV_ONLY_IF = "A shorter num_ctx or a q8_0 KV cache closes it only if the KV cache is at least"
+KV_KNOBS = re.compile(r"OLLAMA_CONTEXT_LENGTH|OLLAMA_KV_CACHE_TYPE|num_ctx")
+
+
+def ram_gap_fixes(short: int, need: int, have: int, n_ctx: int | None) -> list[dict[str, str]]:
+    """After "Free RAM" and "a smaller model": a shorter num_ctx or a quantized KV cache frees at most the KV cache,
+    which the refusal does not print, so they close the gap only where that cache is at least the shortfall — at
+    num_ctx n, shortfall / n bytes a token (review22 #12: gpt-oss:120b, 27.5 GiB short, was offered
+    OLLAMA_CONTEXT_LENGTH=4096; its f16 cache is 36 KiB a token); and what does close it, the RAM the estimate needs."""
+    from ..units import GiB, format_bytes
+
+    ctx = n_ctx or OLLAMA_DEFAULT_NUM_CTX
+    check = f"runlocal check MODEL --runtime ollama --ram {have >> 30}G"
+    return [
+        {"title": f"{KV_ONLY_IF} {format_bytes(short)}",
+         "command": f"ollama ps   # CONTEXT: the num_ctx loaded; {check} --ctx N gives the KV cache at N",
+         "effect": (f"they free only KV cache: at num_ctx {ctx:,} that takes {format_bytes(short // ctx)} a token or "
+                    "more (f16: Llama-3.1-70B 320 KiB, gpt-oss 36 KiB in its full-attention layers), so for most "
+                    "models no context closes a gap this size")},
+        {"title": f"Or load it where {format_bytes(need)} fits: more free RAM, or a GPU that holds part of it",
+         "command": f"runlocal check MODEL --runtime ollama --ram {-(-need // GiB)}G   # or --gpu YOUR_GPU",
+         "effect": ("Ollama counts only what it cannot place on a GPU against RAM (data/errors/ollama-system-memory.md):"
+                    f" {format_bytes(need)} free RAM loads it as estimated here")},
+    ]

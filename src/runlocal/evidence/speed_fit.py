@@ -187,7 +187,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
                   n_experts=model.n_experts)
         if kind == "tg":
             # the recurrent state as the record's build and backend move it (its "gdn_path"; plans: the fused graph)
-            row.w_read = wbytes * TW.read_fraction(model) + RS.recurrent_state_traffic(
+            row.w_read = wbytes * TW.read_fraction(model, r["quant"]) + RS.recurrent_state_traffic(
                 model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"], recurrent_build(r))
             row.extra_layers = (RS.extra_layers(model, r.get("gdn_path", RS.PLANNED_GDN_PATH))
                                 if r["backend"] != "cpu" else 0.0)

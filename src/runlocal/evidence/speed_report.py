@@ -22,6 +22,7 @@ from runlocal.hardware.catalog import Device
 
 from .speed_fit import (
     DECODE_TARGET,
+    ROUND_TUNING_DEVICES,
     Row,
     build_rows,
     fit_all,
@@ -233,6 +234,7 @@ def main(argv: list[str], reports: tuple = ()) -> int:
     for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "newbuilds",
                  "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo", "pascal", "pascal2"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
+    report_held_out_pooled(consts, split_ms)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
     with term_off():        # round 9 tests the flash-attention term (hardware/fa_prefill.py): scored without it too
@@ -314,6 +316,33 @@ def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]
 # a round's collection rule, where it is not held_out/<round>_queries.md (round 4: MoE prompt speed on CUDA; pascal2:
 # beside its tuning file, measurements/speed/pascal_2026.jsonl)
 ROUND_RULES = {"round4": "held_out/moe_cuda_queries.md", "pascal2": "pascal2_queries.md"}
+
+
+# the rounds pooled by report_held_out_pooled: round 1's files and every later round printed above but round 6 (tuning
+# for the micro-batch term since session 14) and backends3 (no records)
+POOLED_ROUNDS = (None, "round2", "round3", "round4", "round5", "round7", "round8", "round9", "newbuilds", "newbuilds2",
+                 "newbuilds3", "backends2", "backends4", "strixhalo", "pascal", "pascal2")
+
+
+def report_held_out_pooled(consts, split_ms: float) -> None:
+    """Every held-out round's decode rows together, per backend, with today's constants (outliers and the round rows
+    that tune an entry, speed_fit.ROUND_TUNING_DEVICES, left out): a re-score on today's model, not a held-out score —
+    some rounds have since tuned other terms; each round's first run stays in held_out/<name>_first_run.txt."""
+    errs: dict[str, list[float]] = defaultdict(list)
+    for name in POOLED_ROUNDS:
+        recs = [r for r in load_held_out(name) if not r.get("outlier")
+                and r["device"] not in ROUND_TUNING_DEVICES.get(name or "", ())]
+        for row in build_rows(recs):
+            p = predict_row(row, consts, split_ms) if row.kind == "tg" else None
+            if p:
+                errs[row.backend].append(abs(pct(p, row.measured)))
+    print("\nHeld-out rounds pooled, decode, with today's constants (a re-score: some rounds have tuned other terms "
+          "since)")
+    for backend, e in sorted(errs.items()):
+        print(f"  {backend:8} {len(e):4d}  {statistics.median(e):6.1%}")
+    every = [x for e in errs.values() for x in e]
+    if every:
+        print(f"  {'all':8} {len(every):4d}  {statistics.median(every):6.1%}")
 
 
 def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) -> None:

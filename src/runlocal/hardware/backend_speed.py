@@ -470,7 +470,7 @@ class MoePrefillRange:
 # them against the records):
 # - Vulkan: priced with the padded mul_mm_id tiles (vulkan_expert_factor). The source picks the tile path by driver
 #   (NV_coopmat2 on NVIDIA, coopmat1 / scalar elsewhere) and the rows split the same way: NVIDIA's all above the priced
-#   figure (1.13 … 2.69, all on one card, the RTX 5090, whose dense Vulkan rate is already under-priced), AMD's
+#   figure (1.12 … 2.69, all on one card, the RTX 5090, whose dense Vulkan rate is already under-priced), AMD's
 #   mostly below (0.46 … 1.27).
 #   Both ends are measured. Intel on Vulkan has no MoE prompt row among the tuning records, so it gets no range: the
 #   plan says the prompt is not predicted, unmeasured there (review20b: it took AMD's spread, worded as AMD's).
@@ -479,7 +479,7 @@ class MoePrefillRange:
 #   (1.0); the lower end is the slowest tuning row (ROCm 0.22: GLM-4.5-Air on the Radeon 8060S, the only declined
 #   ROCm rows — one card, one model; SYCL 0.10: the one public run, an Arc Pro B60's Qwen3.6-35B-A3B, #22413).
 MOE_PREFILL_RANGES = {
-    ("vulkan", "nvidia"): MoePrefillRange(1.13, 2.69, "the padded mul_mm_id tiles (vulkan_expert_factor)",
+    ("vulkan", "nvidia"): MoePrefillRange(1.12, 2.69, "the padded mul_mm_id tiles (vulkan_expert_factor)",
                                           "measured spread of NVIDIA's Vulkan MoE prompt rows (one card, the RTX 5090)",
                                           13, 3),
     ("vulkan", "amd"): MoePrefillRange(0.46, 1.27, "the padded mul_mm_id tiles (vulkan_expert_factor)",

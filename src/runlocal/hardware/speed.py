@@ -50,6 +50,16 @@ from .backend_speed import moe_prefill_gap, moe_prefill_range, nvidia_kernel_wor
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
+from .host_link import (  # noqa: F401 — PCIe figures re-exported: speed.pcie_gbs / host_link_gbs / PAGEABLE_H2D_GBS
+    DEFAULT_PCIE_GBS,
+    PAGEABLE_H2D_GBS,
+    PAGEABLE_NOTE,
+    PCIE_EFFICIENCY,
+    PCIE_GBS_PER_LANE,
+    host_link_gbs,
+    pageable_range,
+    pcie_gbs,
+)
 from .nvidia_peak import (
     PeakShares,
     borrowed_f16_path,
@@ -136,7 +146,19 @@ POWER_KNEE_FLOOR: dict[str, float] = dict(_FITTED.get("power_knee_lowest_fitted_
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
-CPU = Fit(0.55, 20.0, 1.0, 0.5, 0.5)      # llama.cpp CPU decode: ~half of DIMM bandwidth on all cores
+# llama.cpp CPU decode: ~half of DIMM bandwidth on all cores, 20 µs a layer-equivalent. NO SOURCE (review22 #8): 0.55
+# came with the first speed model (b0fa41a6, DECODE_EFFICIENCY["cpu"]; its commit added no measurement and no
+# benchmark script), the 20 µs with its rewrite (16476cb1), and neither was fitted since — no CPU decode record is in
+# the tuning set. Their one check: the make_plan hold-out's 9 rows with weights in RAM (measurements/speed/
+# llmfit_rtx2080.jsonl: one RTX 2080 + i9-10900X host; 12.3 % over its 18 rows). They also stand in for what the model
+# leaves out on a split graph (each layer's activations to and from the host, the syncs): priced with the host's
+# bytes split by tensor (the host holds routed experts, read k/E; the GPU the attention, read whole — not applied)
+# those 3 expert-offload rows read +43 / +53 / +58 % instead of −1 / +9 / +9 %, so a plan keeps one read share for
+# every device (token_work.rest_read_fraction) until a source separates the two.
+CPU = Fit(0.55, 20.0, 1.0, 0.5, 0.5)
+CPU_PRIOR_WORDS = ("the CPU part's 0.55 × bandwidth and 20 µs a layer-equivalent: stated priors with no source, "
+                   "not fitted (no CPU decode record in the tuning set; checked only on one RTX 2080 host's 9 rows "
+                   "with weights in RAM)")
 # Serving engines replay CUDA graphs (a few µs a layer) and read a paged KV cache with flash-attention kernels.
 RUNTIME_PRIOR = {"vllm": Fit(0.75, 10.0, 1.0), "sglang": Fit(0.75, 10.0, 1.0)}
 CPU_FLOPS_PER_CORE = 100e9           # prefill on CPU: fp16/int8 dot products per core (AVX2/AVX-512, no AMX)
@@ -144,22 +166,6 @@ CPU_CORES = 8
 TP_EFFICIENCY = 0.85                 # share of the ideal tp× speed-up tensor-parallel reads keep
 TP_ALLREDUCE_US = 20.0               # one all-reduce of a token's activations; tensor parallel needs two a layer
 SHORT_CONTEXT = 512                  # the short-context decode figure: KV of a 512-token prompt (llama-bench pp512/tg128)
-PCIE_GBS_PER_LANE = {"3.0": 0.985, "4.0": 1.969, "5.0": 3.938}
-PCIE_EFFICIENCY = 0.8
-DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
-# llama.cpp / Ollama with mmap (the default) keep host weights in the plain CPU buffer (CPU_Mapped: pageable memory,
-# src/llama-model.cpp "avoid using a host buffer when using mmap"), so the per-batch copy of an offloaded op's weight
-# is a pageable host-to-device copy, staged by the driver, not a pinned one at the link's rate (--no-mmap: CUDA_Host,
-# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16), 1.95 / 2.09 / 1.13 s a batch beyond the
-# all-GPU time (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b: measurements/llamacpp_cpumoe/cuda_h200.jsonl). The
-# scheduler copies only the experts the batch routes tokens to (ggml-backend.cpp ggml_backend_sched_compute_splits,
-# "copy only the experts that are used"); those runs' random routers used 67 / 86 / 80 % of them, recomputed from the
-# files (measurements/llamacpp_cpumoe/used_experts.py): 13.0 / 15.1 / 8.1 GB, so 6.7, 7.2 and 7.2 GB/s — the mean, on
-# that one machine (session 12 divided the whole 19.5 / 17.6 / 10.2 GB and had 9.1). The same runs with --no-mmap
-# moved the used bytes at 49.5 / 53.6 GB/s, the link's rate below (PCIe 5.0 x16 × PCIE_EFFICIENCY = 50.4). A plan
-# takes every routed expert as copied: with a trained router a 512-token batch uses them all (1 − (1 − k/E)^512 ≥ 0.98
-# for every catalog MoE); a smaller --ubatch would copy fewer — not modelled.
-PAGEABLE_H2D_GBS = 7.0
 # What a prompt batch leaves on the CPU with a GPU present: the matmuls on weights in the CPU's repack buffer
 # (llama-server --no-host: src/llama-model.cpp make_cpu_buft_list puts a host weight the CPU repacks in CPU_REPACK, which
 # is not a host buffer, so ggml-backend.cpp ggml_backend_sched_backend_id_from_cur never offloads its op; runtimes/
@@ -328,14 +334,6 @@ def prefill_eff(fit: Fit, quant: str | None) -> float | None:
     return eff or fit.prefill_eff_quant or fit.prefill_eff_float
 
 
-def pcie_gbs(pcie: str | None) -> float:
-    """Usable host-link bandwidth from the catalog's "4.0 x16"."""
-    m = re.match(r"\s*(\d\.\d)\s*x(\d+)", pcie or "")
-    if not m or m.group(1) not in PCIE_GBS_PER_LANE:
-        return DEFAULT_PCIE_GBS
-    return PCIE_GBS_PER_LANE[m.group(1)] * int(m.group(2)) * PCIE_EFFICIENCY
-
-
 # --- the model ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -373,11 +371,6 @@ def decode_seconds(parts: list[Part]) -> float | None:
 def decode_speed(parts: list[Part]) -> float | None:
     s = decode_seconds(parts)
     return 1.0 / s if s else None
-
-
-def host_link_gbs(pcie: str | None, pageable: bool) -> float:
-    """The rate host weights cross to the GPU at: the link's, or a pageable copy's (PAGEABLE_H2D_GBS) when lower."""
-    return min(pcie_gbs(pcie), PAGEABLE_H2D_GBS) if pageable else pcie_gbs(pcie)
 
 
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
@@ -422,7 +415,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
     # a recurrent layer's state, moved as llama.cpp's current graph does on this backend (recurrent_speed.py)
-    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model, backend=backend)
+    w = weight_bytes * read_fraction(model, quant) + recurrent_state_traffic(model, backend=backend)
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
     rec = extra_layers(model) if klass != "cpu" else 0.0     # the recurrent layers' extra kernels, on a GPU
     if split == "tensor" and n_devices > 1:
@@ -492,6 +485,7 @@ class SpeedPlan:
     kernel_path: str = ""               # words where ggml-cuda's MMQ rule sends the batch to cuBLAS (backend_speed.py)
     fa_off: FOP.FaOffAttention | None = None    # -fa off on CUDA: the unfused graph's attention (fa_off_prefill.py)
     moe_range: tuple | None = None      # no MoE prompt figure: (the unvalidated figure, its MoePrefillRange)
+    link_range: tuple[float, float] | None = None   # host weights copied from mmap'd memory: (low, high) tokens/s
 
     @property
     def ttft_s(self) -> float | None:
@@ -512,14 +506,15 @@ def _catalog_device(t) -> Device | None:
 
 
 def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float, reads: WeightReads,
-                 kv_read: float, scores: float = 0.0, state: float = 0.0) -> tuple[list[Part], GPUPlace | None, float]:
+                 kv_read: float, scores: float = 0.0, state: float = 0.0,
+                 quant: str | None = None) -> tuple[list[Part], GPUPlace | None, float]:
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU; the score
     bytes counted. ``scores``: the F32 attention scores' bytes a token moves with flash attention off
     (build_era.score_bytes), counted only on a device whose KV factor is the flash-attention one (a factor fitted on
     older builds, which ran without flash attention, holds them already), each device its share of the KV. ``state``:
     the bytes a token moves through the recurrent layers' states (planned_state), moved by the device holding each."""
     s = alloc.settings
-    frac = rest_read_fraction(model)
+    frac = rest_read_fraction(model, quant)      # in bytes at each tensor's type where known (token_work.py)
     ggml_backend = planned_backend(alloc)
     # llama.cpp's kernels, not vLLM's
     rec_share = extra_layers(model, planned_gdn_path(alloc)) / model.n_layers if ggml_backend else 0.0
@@ -684,6 +679,23 @@ def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch:
                            vendor=place.dev.vendor if place.dev else None)
 
 
+def prefill_gaps(model: ModelSpec, place: GPUPlace, weights: str | None, ubatch: int, alloc, prefill: float | None,
+                 link: tuple[float, float] | None) -> tuple[float | None, str | None, tuple | None, tuple | None]:
+    """(the prompt figure a plan prints, why none, the MoE range's priced figure, the host-link range): a MoE prompt
+    with no validated figure on its backend (prompt_gap) prints the range around its priced figure
+    (backend_speed.MOE_PREFILL_RANGES); else weights in RAM copied from mmap'd memory print ``link``, the range
+    between the one measured pageable rate and the link's (host_link.pageable_range, review22 #3)."""
+    dev = place.dev
+    note = prompt_gap(model, place, weights, ubatch, alloc)
+    if note:
+        priced = (prefill, moe_prefill_range(place.backend, dev.vendor if dev else None)) \
+            if prefill and not tensor_core_gap(dev, place.backend, place.ggml) else None
+        return None, note, priced, None
+    if link:
+        return None, PAGEABLE_NOTE, None, link
+    return prefill, None, None, None
+
+
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
     """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
     bandwidth, counted when a GPU prompt rate was)."""
@@ -702,7 +714,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     scores = FOD.plan_bytes(model, ctx // 2, kv_read, s.llamacpp)     # -fa off: scores, K/V re-reads (fa_off_decode.py)
     reads = weight_reads(model, alloc, quant)
     state, state_words = planned_state(model, alloc)
-    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores, state)
+    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores, state, quant)
     decode = decode_speed(parts)
     short_ctx, decode_short = short_decode(parts, ctx)
 
@@ -757,18 +769,15 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = prompt_gap(model, first_gpu, weights, ubatch, alloc)
-        if note:    # a MoE prompt with no validated figure: the range around it (backend_speed.MOE_PREFILL_RANGES)
-            priced = (prefill, moe_prefill_range(first_gpu.backend, dev.vendor if dev else None)) \
-                if prefill and not tensor_core_gap(dev, first_gpu.backend, first_gpu.ggml) else None
-            prefill = None
+        link = pageable_range(prefill, cpu_weights, ubatch, dev.pcie if dev else None) if pageable and not read_bound else None
+        prefill, note, priced, link = prefill_gaps(model, first_gpu, weights, ubatch, alloc, prefill, link)
     else:
-        prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
+        prefill, note, link = (cpu_prefill_speed(flops) if reads.used else None), None, None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
-        prefill, note, priced = None, prompt_over_context(prompt, ctx), None
+        prefill, note, priced, link = None, prompt_over_context(prompt, ctx), None, None
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
                      read_bound, fa, notes, path if first_gpu else "", off,
-                     priced if priced and priced[1] else None)
+                     priced if priced and priced[1] else None, link)

@@ -20,14 +20,17 @@ from .build_era import (
 )
 from .fa_off_prefill import explain_words as fa_off_words
 from .fa_prefill import SOURCE as FA_SOURCE
+from .host_link import pageable_range_words
 from .metal_kv import APPLIED as METAL_KV_APPLIED
 from .metal_kv import SOURCE as METAL_KV_SOURCE
 from .metal_kv import explain_words as metal_kv_words
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
+    CPU,
     CPU_CORES,
     CPU_FLOPS_PER_CORE,
+    CPU_PRIOR_WORDS,
     FIT,
     HOST_REPACKED_GEMM_GFLOPS,
     POWER_KNEE_FLOOR,
@@ -43,7 +46,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
-from .token_work import active_matmul_params, is_float_quant
+from .token_work import active_matmul_params, is_float_quant, read_fraction, read_groups, rest_read_fraction
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -62,6 +65,9 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     at = next((i for i, st in enumerate(steps) if st[0] == "prefill speed"), None)
     if at is not None:          # the FLOPs per token the prefill step divides, from the model's own counts
         steps.insert(at, matmul_flops_step(model))
+    at = next((i for i, st in enumerate(steps) if st[0] == "decode speed"), None)
+    if at is not None:          # the share of the weights' bytes the decode step's GB are
+        steps.insert(at, read_bytes_step(model, quant))
     return speed, steps + metal_kv_steps(model, plan, alloc)
 
 
@@ -78,6 +84,33 @@ def matmul_flops_step(model: ModelSpec) -> tuple[str, str, str, str]:
     return ("prefill FLOPs (matmuls)", f"2 × ({model.params:,} params − {embed:,} input embedding (a row a token)"
             f"{rest}) = 2 × {matmul:,}", f"{2 * matmul / 1e9:.2f} GFLOP/token",
             "hardware/token_work.py active_matmul_params: 2 FLOPs a weight multiplied")
+
+
+def read_bytes_step(model: ModelSpec, quant: str | None) -> tuple[str, str, str, str]:
+    """The bytes one decoded token reads, by kind of weight at each tensor's ggml type (token_work.read_groups), and the
+    share of the weights' bytes that is (read_fraction); by elements where no type is known (review22 #10)."""
+    groups = read_groups(model, quant)
+    rest = rest_read_fraction(model, quant)
+    applied = (f"; the decode step's GB: each device's weights, less the input embedding, × {rest:.2%}")
+    if groups is None:
+        return ("bytes read per token", f"no ggml types known for {quant or 'these weights'}: the share of the tensors' "
+                f"elements a token reads (routed experts {model.n_experts_active or 0}/{model.n_experts or 0}, the input "
+                f"embedding a row), the mix taken as uniform{applied}", f"{read_fraction(model, quant):.2%} of the weights",
+                "hardware/token_work.py read_fraction")
+    terms = []
+    for g in groups:
+        if g.label == "input embedding" and not g.share:
+            terms.append(f"{g.label} ({g.types}) {g.stored / 1e9:.2f} GB: one row a token, held apart")
+        elif g.share < 1.0:
+            terms.append(f"{g.label} ({g.types}) {g.stored / 1e9:.2f} GB × {g.share:.4g} = {g.read / 1e9:.3f} GB")
+        else:
+            terms.append(f"{g.label} ({g.types}) {g.read / 1e9:.3f} GB, read whole")
+    read, stored = sum(g.read for g in groups), sum(g.stored for g in groups)
+    share = (f" (routed experts: {model.n_experts_active}/{model.n_experts} a token)" if model.n_experts else "")
+    return ("bytes read per token", " + ".join(terms) + f" = {read / 1e9:.3f} GB of {stored / 1e9:.2f} GB{share}{applied}",
+            f"{read / 1e9:.2f} GB a token ({read / stored:.2%} of the weights' bytes)" if stored else "0 GB",
+            "hardware/token_work.py read_groups: each tensor's bytes at its ggml type (the file's, or llama-quantize's "
+            "under the quant: quant/gguf_mix.py) × the share a token reads")
 
 
 def placed_words(model: ModelSpec, alloc) -> dict[int, str]:
@@ -133,7 +166,10 @@ def speed_figures(p: SpeedPlan) -> dict:
             # a MoE prompt with no validated figure: the range printed instead (backend_speed.MOE_PREFILL_RANGES)
             **({"prefill_range_tokens_per_s": [round(p.moe_range[0] * p.moe_range[1].low, 1),
                                                round(p.moe_range[0] * p.moe_range[1].high, 1)]}
-               if p.prefill is None and p.moe_range else {})}
+               if p.prefill is None and p.moe_range else {}),
+            # weights in RAM copied from mmap'd memory: the one measured pageable rate … the link's (host_link.py)
+            **({"prefill_range_tokens_per_s": [round(p.link_range[0], 1), round(p.link_range[1], 1)]}
+               if p.prefill is None and p.link_range else {})}
 
 
 def _layers_words(q, share: bool = False) -> str:
@@ -170,7 +206,8 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}{scores}",
                       f"{speed['decode_tokens_per_s']} tokens/s",
                       f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py"
-                      f"{_era_words(p.first_gpu, p.parts)})"))
+                      f"{_era_words(p.first_gpu, p.parts)})"
+                      + (f"; {CPU_PRIOR_WORDS}" if any(q.fit is CPU for q in shown) else "")))
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
                           "llama.cpp's recurrent graphs (delta-net-base.cpp, graph-context-mamba.cpp): the passes "
@@ -180,14 +217,15 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
     # the recurrent layers' extra kernels (decode) and token-by-token scan (prefill), where the figures include them
     steps += [(label, words, value, "hardware/recurrent_speed.py") for label, words, value in p.recurrent_notes
               if (p.decode if label.startswith("decode") else p.prefill)]
-    if p.prefill:
+    figure = p.prefill or (p.link_range[0] if p.link_range else None)
+    if figure:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
         tp = max((q.tp for q in p.parts), default=1)    # tensor parallel: every rank computes 1/tp of each layer
         how = (f"{p.eff:g} × {_peak_words(p)}{f' × {tp}×{TP_EFFICIENCY:g}' if tp > 1 else ''}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
-                f"{' (pageable: mmap, measured)' if p.pageable else ''}")
+                f"{' (pageable: mmap; measured on one server only)' if p.pageable else ''}")
         pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {p.ubatch}-token batch{link}"
                 if gpu and p.cpu_weights else "")
         gpu_flops = p.flops - p.host_flops
@@ -204,9 +242,14 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
                       f"{micro}{borrowed}{_read_bound_words(p)}{p.kernel_path}",
-                      f"{speed['prefill_tokens_per_s']} tokens/s",
+                      f"{speed['prefill_tokens_per_s']} tokens/s" if p.prefill else
+                      f"{figure:,.1f} tokens/s at the measured pageable rate (the range's low end)",
                       f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"))
-    elif p.prefill_note:
+    if p.link_range and p.first_gpu:
+        dev = p.first_gpu.dev
+        formula, value = pageable_range_words(*p.link_range, p.cpu_weights, p.ubatch, dev.pcie if dev else None)
+        steps.append(("prefill range", formula, value, "hardware/host_link.py pageable_range (review22 #3)"))
+    elif p.prefill_note and not p.prefill:
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
         steps.append(("prefill speed", p.prefill_note, "not predicted",
                       "hardware/speed.py" if over else "hardware/backend_speed.py"))
@@ -230,6 +273,11 @@ def _read_bound_words(p: SpeedPlan) -> str:
 
 def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
     """The time to the first token of the plan's prompt, or why there is none."""
+    if not p.ttft_s and p.link_range:
+        low, high = p.link_range
+        return ("time to first token", f"{p.prompt:,} prompt tokens ÷ {low:,.1f} … {high:,.1f} tokens/s (the prefill "
+                "range: the copy of the weights in RAM at the one measured pageable rate … at the link's)",
+                f"{p.prompt / high:,.3g}–{p.prompt / low:,.3g} s (range)", "hardware/host_link.py pageable_range")
     if not p.ttft_s:
         return ("time to first token", f"{p.prompt:,}-token prompt: no prefill speed predicted", "not predicted",
                 "hardware/speed.py")

@@ -6,6 +6,8 @@ turns them into seconds.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..memo import IdMemo, per_model
@@ -28,29 +30,108 @@ def is_float_quant(quant: str | None) -> bool:
 _SKIP_ROLES = {"vision", "projector", "audio", "pos_embed"}
 
 
+# a routed expert's bias (gpt-oss: ffn_gate_exps.bias, HF mlp.experts.gate_up_proj_bias) is one row per expert, read
+# for the experts a token reaches only; a shared expert's (shared_experts., ffn_*_shexp) is read whole
+_EXPERT_BIAS = re.compile(r"_exps\.|\.experts\.")
+
+
 def _share(model: ModelSpec, t) -> float:
     role = t.role
     if role in _SKIP_ROLES:
         return 0.0
     if role == "embed":
         return 1.0 if model.tie_word_embeddings else 0.0
-    if role.startswith("expert_") and model.n_experts:
+    if model.n_experts and (role.startswith("expert_") or (role == "bias" and _EXPERT_BIAS.search(t.name))):
         return (model.n_experts_active or model.n_experts) / model.n_experts
     return 1.0
 
 
-@per_model
-def read_fraction(model: ModelSpec) -> float:
-    """Share of the weight bytes one decoded token reads: routed experts count n_active/n_experts, the input
-    embedding one row (all of it when tied to the output head), vision/audio towers nothing. Tensor element
-    counts stand in for bytes (the quant mix is close to uniform over the large matrices)."""
+def read_fraction(model: ModelSpec, quant: str | None = None) -> float:
+    """Share of the weight bytes one decoded token reads: routed experts (and their biases) count
+    n_active/n_experts, the input embedding one row (all of it when tied to the output head), vision/audio towers
+    nothing. Counted in bytes at each tensor's type where the types are known (a GGUF file's, or llama-quantize's
+    under ``quant``: _gguf_typed): an MXFP4_MOE file's experts are MXFP4 (17/32 B an element) and what a token reads
+    besides them Q8_0 (34/32), so the share of its elements is not the share of its bytes (gpt-oss-120b: 4.43 % of
+    the elements, 5.8 % of the bytes; review22 #10). Elsewhere (vLLM's fp8, AWQ, MLX: no typed view) the elements'
+    share, the mix taken as uniform."""
+    return _READ.get(model, ("all", quant), lambda: _fraction(model, quant, rest=False))
+
+
+def rest_read_fraction(model: ModelSpec, quant: str | None = None) -> float:
+    """read_fraction over everything but the input embedding: the share of a device's non-embedding weight bytes
+    one token reads (a tied output head counts as the embedding-sized matrix it multiplies by)."""
+    return _READ.get(model, ("rest", quant), lambda: _fraction(model, quant, rest=True))
+
+
+_READ = IdMemo(512)
+
+
+def _fraction(model: ModelSpec, quant: str | None, rest: bool) -> float:
+    view = _gguf_typed(model, quant)
+    tensors = view.tensors if view is not None else model.tensors
+    size = (lambda t: t.nbytes or 0) if view is not None else (lambda t: t.numel)
     total = read = 0.0
-    for t in model.tensors:
-        total += t.numel
-        read += t.numel * _share(model, t)
+    for t in tensors:
+        n = size(t)
+        if rest and t.role == "embed":
+            read += n if model.tie_word_embeddings else 0.0
+            continue
+        total += n
+        read += n * _share(model, t)
     if not total:
+        if rest and tensors:
+            return read_fraction(model, quant)
         return model.active_params / model.params if model.params else 1.0
-    return read / total
+    return min(1.0, read / total) if rest else read / total
+
+
+@dataclass(frozen=True)
+class ReadGroup:
+    """One kind of weight in what a decoded token reads (--explain's "bytes read per token")."""
+    label: str
+    types: str              # its ggml types, most bytes first ("MXFP4", "Q4_K 66 %, Q6_K 34 %")
+    stored: float           # bytes the file holds
+    share: float            # the share a token reads
+    read: float             # stored × share (summed per tensor)
+
+
+_GROUPS = (("routed experts", lambda r: r.startswith("expert_")), ("input embedding", lambda r: r == "embed"),
+           ("output head", lambda r: r == "lm_head"), ("attention", lambda r: r.startswith("attn_")),
+           ("dense FFN / shared experts", lambda r: r.startswith(("ffn_", "shared_"))))
+
+
+def read_groups(model: ModelSpec, quant: str | None) -> tuple[ReadGroup, ...] | None:
+    """What a decoded token reads, by kind of weight, in the bytes of each tensor's type (read_fraction's terms);
+    None where the types are unknown (no typed view: read_fraction counts elements)."""
+    return _READ.get(model, ("groups", quant), lambda: _read_groups(model, quant))
+
+
+def _read_groups(model: ModelSpec, quant: str | None) -> tuple[ReadGroup, ...] | None:
+    view = _gguf_typed(model, quant)
+    if view is None:
+        return None
+    acc: dict[str, tuple[float, float, dict[str, float]]] = {}
+    for t in view.tensors:
+        if t.role in _SKIP_ROLES:
+            continue
+        is_bias = t.role == "bias" and model.n_experts and _EXPERT_BIAS.search(t.name)
+        label = "routed experts" if is_bias else next((g for g, test in _GROUPS if test(t.role)),
+                                                      "other (norms, biases, router)")
+        stored, read, types = acc.get(label, (0.0, 0.0, {}))
+        n = float(t.nbytes or 0)
+        types[t.dtype or "?"] = types.get(t.dtype or "?", 0.0) + n
+        acc[label] = (stored + n, read + n * _share(model, t), types)
+    order = [g for g, _ in _GROUPS] + ["other (norms, biases, router)"]
+    return tuple(ReadGroup(label, _types_words(types), stored, read / stored if stored else 0.0, read)
+                 for label in order if label in acc for stored, read, types in [acc[label]] if stored)
+
+
+def _types_words(types: dict[str, float]) -> str:
+    total = sum(types.values()) or 1.0
+    ranked = sorted(types.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] / total >= 0.995:      # gpt-oss's experts: MXFP4 beside their F32 biases (0.3 %)
+        return ranked[0][0]
+    return ", ".join(f"{k} {v / total:.0%}" for k, v in ranked if v / total >= 0.005)
 
 
 def embedding_share(model: ModelSpec, quant: str | None = None) -> float:
@@ -103,22 +184,6 @@ def routed_expert_types(model: ModelSpec, quant: str | None) -> dict[str, int] |
         if t.role in EXPERT_ROLES and t.dtype:
             types[t.dtype] = types.get(t.dtype, 0) + 1
     return types or None
-
-
-@per_model
-def rest_read_fraction(model: ModelSpec) -> float:
-    """read_fraction over everything but the input embedding: the share of a device's non-embedding weights
-    one token reads (a tied output head counts as the embedding-sized matrix it multiplies by)."""
-    rest = read = 0.0
-    for t in model.tensors:
-        if t.role == "embed":
-            read += t.numel if model.tie_word_embeddings else 0.0
-            continue
-        rest += t.numel
-        read += t.numel * _share(model, t)
-    if not rest:
-        return read_fraction(model)
-    return min(1.0, read / rest)
 
 
 @per_model

@@ -13,6 +13,7 @@ from ..errors import UnknownModelError
 from .spec import ModelSpec
 
 
+@lru_cache(maxsize=4096)
 def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9.]", "", name.lower())
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from ..errors import InputError
+from ..memo import IdMemo
 from ..model.gguf import tensor_role
 from ..model.spec import GGUF_NAME, ModelSpec, TensorInfo
 from . import gguf_names_table
@@ -265,7 +266,16 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
     converter's storage type (F32 or ``base_type``) and ``nbytes`` its size. A spec read from a
     GGUF file passes through unchanged (its F32 tensors stay F32, the rest count as ``base_type``).
     """
-    return list(_gguf_tensors(spec, base_type))
+    return list(converted(spec, base_type))
+
+
+def converted(spec: ModelSpec, base_type: str = "BF16") -> tuple[TensorInfo, ...]:
+    """gguf_tensors as the one tuple kept per spec object (not a copy): gguf_mix.gguf_view types it under each ftype a
+    plan and its fixes ask about, and the lru_cache behind hashes the whole spec, every tensor, on each call."""
+    return _CONVERTED.get(spec, base_type, lambda: _gguf_tensors(spec, base_type))
+
+
+_CONVERTED = IdMemo(64)
 
 
 # A plan and its fixes view one model under several ftypes (gguf_mix.gguf_view per type): the conversion itself

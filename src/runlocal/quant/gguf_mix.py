@@ -56,7 +56,7 @@ from ..memo import IdMemo
 from ..model.spec import ModelSpec, TensorInfo
 from .ggml_types import Arch as MODEL_ARCH
 from .ggml_types import GGMLType as GGMLQuantizationType
-from .gguf_convert import arch_of_family, gguf_arch, gguf_names, gguf_tensors
+from .gguf_convert import arch_of_family, converted, gguf_arch, gguf_names, gguf_tensors
 from .gguf_ftypes import ALIGNMENT, SUPPORTED_FTYPES, normalize_ftype, pad_to_alignment, tensor_bytes
 from .gguf_quantize import allows_quantization, choose_type, default_imatrix
 
@@ -154,11 +154,24 @@ def _gguf_view(spec: ModelSpec, ftype: str) -> ModelSpec | None:
         return None
     try:
         ftype = normalize_ftype(ftype)
-        typed = choose_type(ftype, gguf_tensors(spec), spec)
+        typed = choose_type(ftype, converted(spec), spec)
     except (InputError, KeyError, ValueError):
         return None
     # TensorInfo built directly: dataclasses.replace costs ~5 µs a tensor, and an 80-layer model has ~2,900; one the
-    # type leaves as converted (F32 norms, biases, routers: its bytes are the same type's) is the converter's own
-    tensors = tuple(t if q.name == t.dtype else TensorInfo(t.name, t.shape, t.role, t.layer, q.name,
-                                                           tensor_bytes(t.shape, q)) for t, q in typed)
-    return replace(spec, tensors=tensors, family=arch)
+    # type leaves as converted (F32 norms, biases, routers: its bytes are the same type's) is the converter's own.
+    # (The type's name read from a dict, not the enum's property, and the bytes once per shape: layers repeat them.)
+    names, nbytes = _TYPE_NAMES, dict[tuple[tuple[int, ...], GGMLQuantizationType], int]()
+    tensors = []
+    for t, q in typed:
+        name = names[q]
+        if name == t.dtype:
+            tensors.append(t)
+            continue
+        size = nbytes.get((t.shape, q))
+        if size is None:
+            size = nbytes[(t.shape, q)] = tensor_bytes(t.shape, q)
+        tensors.append(TensorInfo(t.name, t.shape, t.role, t.layer, name, size))
+    return replace(spec, tensors=tuple(tensors), family=arch)
+
+
+_TYPE_NAMES = {q: q.name for q in GGMLQuantizationType}

@@ -6,8 +6,10 @@ docstring for the commits it follows."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
+from ..memo import IdMemo
 from ..model.spec import ModelSpec, TensorInfo
 from .ggml_types import Arch as MODEL_ARCH
 from .ggml_types import GGMLType as GGMLQuantizationType
@@ -90,7 +92,8 @@ class _Mix:
 
     _LOW_IQ = ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M")
 
-    def __init__(self, ftype: str, tensors: list[TensorInfo], spec: ModelSpec, imatrix: bool, fused_qkv_as_v: bool):
+    def __init__(self, ftype: str, tensors: Sequence[TensorInfo], spec: ModelSpec, imatrix: bool,
+                 fused_qkv_as_v: bool):
         self.ftype = ftype
         self.fused_qkv_as_v = fused_qkv_as_v
         self.arch = gguf_arch(spec)
@@ -317,7 +320,7 @@ def _stored_type(dtype: str | None) -> GGMLQuantizationType:
     return Q[dtype] if dtype and hasattr(Q, dtype) else Q.BF16
 
 
-def choose_type(ftype: str, tensors: list[TensorInfo], spec: ModelSpec, *, imatrix: bool | None = None,
+def choose_type(ftype: str, tensors: Sequence[TensorInfo], spec: ModelSpec, *, imatrix: bool | None = None,
                 fused_qkv_as_v: bool = False) -> list[tuple[TensorInfo, GGMLQuantizationType]]:
     """llama-quantize's type for each tensor (in the order given) under ``ftype``.
 
@@ -333,16 +336,30 @@ def choose_type(ftype: str, tensors: list[TensorInfo], spec: ModelSpec, *, imatr
     ft = normalize_ftype(ftype)
     default = Q[DEFAULT_TYPE[ft]]
     mix = _Mix(ft, tensors, spec, default_imatrix(ft) if imatrix is None else imatrix, fused_qkv_as_v)
-    chosen: dict[int, GGMLQuantizationType] = {}
-    default_quantized = is_quantized(default)
-    for idx in sorted(range(len(tensors)), key=lambda i: _layer_order(tensors[i])):   # weights_map order
-        t = tensors[idx]
-        stored = _stored_type(t.dtype)
-        chosen[idx] = mix.type_for(t, default) if allows_quantization(t) else stored
-        if not default_quantized and is_quantized(stored):
+    order, allowed, stored_types = _visits(tensors)
+    chosen: list[GGMLQuantizationType] = list(stored_types)
+    keep_quantized = not is_quantized(default)
+    for idx in order:   # weights_map order
+        stored = stored_types[idx]
+        if allowed[idx]:
+            chosen[idx] = mix.type_for(tensors[idx], default)
+        if keep_quantized and is_quantized(stored):
             # F32/F16/BF16 are the converter's own outtypes: a tensor it wrote quantized stays so (gpt-oss's
             # MXFP4 experts); a quantized ftype dequantizes it and quantizes again (llama_tensor_dequantize_impl)
             chosen[idx] = stored
-    return [(t, chosen[i]) for i, t in enumerate(tensors)]
+    return list(zip(tensors, chosen))
+
+
+def _visits(tensors: Sequence[TensorInfo]) -> tuple[list[int], list[bool], list[GGMLQuantizationType]]:
+    """What choose_type reads of the tensors whatever the ftype: the loader's order, whether each may be quantized and
+    its stored type. Kept for a tuple (gguf_mix.gguf_view passes the converter's, the same for every ftype a plan and
+    its fixes view: ~0.6 ms of each view of a 1,700-tensor MoE)."""
+    def visits() -> tuple[list[int], list[bool], list[GGMLQuantizationType]]:
+        return (sorted(range(len(tensors)), key=lambda i: _layer_order(tensors[i])),
+                [allows_quantization(t) for t in tensors], [_stored_type(t.dtype) for t in tensors])
+    return _VISITS.get(tensors, None, visits) if isinstance(tensors, tuple) else visits()
+
+
+_VISITS = IdMemo(32)
 
 

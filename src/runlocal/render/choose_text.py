@@ -33,6 +33,15 @@ def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
     return none if v is None else fmt.format(v)
 
 
+def _prefill_cell(row: dict) -> str:
+    """A row's prompt rate: its figure, or the unvalidated range check prints instead (a MoE prompt on Vulkan / SYCL /
+    ROCm's fallback, weights in RAM copied from mmap'd memory: speed_explain.speed_figures), marked as a range."""
+    rng = row.get("prefill_range_tokens_per_s")
+    if row.get("prefill_tokens_per_s") is None and rng:
+        return f"{rng[0]:,.0f}–{rng[1]:,.0f} (range)"
+    return _num(row.get("prefill_tokens_per_s"))
+
+
 def _table(headers: list[str], rows: list[list[str]], width: int | None = None,
            min_widths: dict[str, int] | None = None, no_wrap: bool = False) -> list[str]:
     """A table laid out by rich for the terminal's width (COLUMNS when piped; 80 by default): cells wrap at
@@ -129,7 +138,7 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
                 r.get("max_context_basis") in CONTEXT_BASIS_SHORT else "")),
             (_decode_label(rows), lambda r: _num(r.get("decode_tokens_per_s"))),
             ("decode, short ctx", lambda r: _num(r.get("decode_short_tokens_per_s"))),
-            ("prefill tok/s", lambda r: _num(r.get("prefill_tokens_per_s"))),
+            ("prefill tok/s", _prefill_cell),
             ("tok/s per 1k USD", lambda r: _num(r.get("tokens_per_s_per_1000_usd"), "{:,.2f}")),
         ]
     table = [[label, *(fn(r) for r in rows)] for label, fn in fields]

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..hardware.host_link import PAGEABLE_NOTE
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
 from ..runtimes import engine
@@ -53,7 +54,7 @@ def device_groups(devices: Iterable[DeviceMemory]) -> list[tuple[DeviceMemory, i
 VERDICT_MEANING = {
     "fits": "fits: starts and runs these settings with every GPU under 90 % full — the rest is room for the "
             "display, other programs and the runtime's spikes",
-    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said below) — "
+    "tight": "tight: starts, but a device is above 90 % full or something is given up (said below) — "
              "another program or a spike can tip it into out-of-memory",
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
@@ -269,9 +270,13 @@ def no_fix_phrase(plan: Plan) -> str:
         return f"No fix: no setting {plan.runtime} offers gets past its refusal here — another runtime (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
-    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
-            if over else "")
-    more = (" — a machine with more unified memory" if worst.kind == "unified" else " — more or larger devices")
+    # the shortfall itself: what more memory (or a smaller model) has to make up — review22 #12, where context and
+    # quant fixes that could not close a 27.5 GiB gap were offered by diagnose
+    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)} "
+            f"({format_bytes(worst.total - worst.capacity)} short)" if over else "")
+    more = (" — a machine with more unified memory" if worst.kind == "unified"
+            else " — more RAM, or a GPU that holds part of it" if worst.kind == "cpu" and len(plan.allocation.devices) == 1
+            else " — more or larger devices")
     return f"No fix: no setting {plan.runtime} offers makes it fit here{need}{more}, or a smaller model."
 
 
@@ -363,10 +368,12 @@ def speed_phrase(plan: Plan) -> str | None:
         ttft = sp.get("time_to_first_token_s")
         if ttft:
             parts.append(f"first token after {_seconds(ttft)}")
-    elif sp.get("prefill_range_tokens_per_s"):   # a MoE prompt with no validated figure: the range instead
-        low, high = cast("list[float]", sp["prefill_range_tokens_per_s"])    # speed_explain.speed_figures
-        parts.append(f"prefill {low:,.0f}–{high:,.0f} tokens/s (a range, unvalidated: no MoE prompt figure on this "
-                     "backend passed its held-out round; --explain says why)")
+    elif sp.get("prefill_range_tokens_per_s"):   # no validated figure: the range instead (speed_explain.speed_figures)
+        low, high = cast("list[float]", sp["prefill_range_tokens_per_s"])
+        why = ("the weights in RAM cross to the GPU from mmap'd memory, at a rate measured on one server only"
+               if str(sp.get("prefill_not_predicted", "")).startswith(PAGEABLE_NOTE[:40]) else
+               "no MoE prompt figure on this backend passed its held-out round")
+        parts.append(f"prefill {low:,.0f}–{high:,.0f} tokens/s (a range, unvalidated: {why}; --explain says why)")
     elif sp.get("prefill_not_predicted"):
         why = str(sp["prefill_not_predicted"]).split(":")[0]      # "not modelled for … on vulkan"
         parts.append(f"prefill {why} (--explain says why)")

@@ -183,15 +183,21 @@ class _Section:
 
 def _section(data: bytes, digest: str) -> _Section | None:
     """One model digest's entries (its lines alone); None where the file has none or its lines do not parse: the
-    first line that starts with '}' closes the section."""
+    first line that starts with '}' closes the section. (Found line by line: a one-byte search runs at memchr's
+    speed, where searching the section's ~3 MB for the two bytes '\\n}' took ~2.5 ms of a big MoE's first plan.)"""
     at = data.find(f'\n"{digest}": {{\n'.encode())
-    end = data.find(b"\n}", at + 1) if at >= 0 else -1
-    if end < 0:
+    if at < 0:
         return None
-    starts, pos = [], data.index(b"\n", at + 1) + 1
-    while pos < end:
+    starts, pos, close = [], data.index(b"\n", at + 1) + 1, ord("}")
+    while pos < len(data) and data[pos] != close:
         starts.append(pos)
-        pos = data.index(b"\n", pos) + 1
+        nl = data.find(b"\n", pos)
+        if nl < 0:      # no line closes the section
+            return None
+        pos = nl + 1
+    if pos >= len(data):
+        return None
+    end = pos - 1
     section = _Section(data, starts, end)
     try:
         if starts:      # the first and last lines' keys decode: a damaged section is a miss, not an error later

@@ -426,11 +426,17 @@ __all__ = ["catalog_alias", "default_quant", "gguf_quant", "kernel_check", "libr
 
 
 def catalog_rope_scaling(model: ModelSpec) -> dict[str, Any]:
-    """config.json's rope_scaling as the catalog entry records it; {} for a model outside the catalog."""
+    """config.json's rope_scaling as the catalog entry records it; {} for a model outside the catalog. (Read once per
+    alias: vLLM's and SGLang's context checks ask it of every launch a search tries, ~60 in one SGLang row.)"""
+    alias = catalog_alias(model)
+    return _rope_scaling_of(alias) if alias else {}
+
+
+@cache
+def _rope_scaling_of(alias: str) -> dict[str, Any]:
     from ..model.catalog import find_entry
 
-    alias = catalog_alias(model)
-    entry = find_entry(alias) if alias else None
+    entry = find_entry(alias)
     rope = ((entry or {}).get("config") or {}).get("rope_scaling")
     return rope if isinstance(rope, dict) else {}
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from .versions import nearest_read
@@ -313,6 +313,7 @@ def _row(rows: tuple[tuple[tuple[int, ...], str, str], ...], key: tuple[int, ...
     return [(name, src) for first, name, src in rows if key >= first][-1][:2]
 
 
+@lru_cache(maxsize=64)  # ~125 calls per SGLang plan (grid22's profile); the answer is frozen, an InputError not kept
 def sglang_rules(key: tuple[int, ...] | None, asked: str = "") -> SGLangRules:
     """The rules of release ``key`` (None: the current, 0.5.23). Not a read release: the nearest read one below, said
     in ``note``; below 0.4.4: InputError naming the read range."""
