@@ -317,3 +317,24 @@ def test_a_vision_model_outside_the_catalog_is_said_not_modelled():
     assumptions = SGLang().allocate(hub, plan.weights, plan.allocation.settings.with_(mem_fraction_static=None),
                                     plan.searched_on).assumptions
     assert any("vision model outside the catalog" in a and "adjust_mem_fraction_for_vlm" in a for a in assumptions)
+
+
+def test_up_to_0_4_8_model_runner_lowers_any_fraction_of_a_multimodal_model():
+    """0.4.4 model_runner.py:243 `if self.is_multimodal: self.mem_fraction_static *= 0.95`; 0.4.5 :274 … 0.4.8 :415
+    `*= 0.90` — on the value server_args passes, asked or not; not in 0.4.10's model_runner.py. Qwen2.5-VL on the
+    H100 (81,920 MiB ≤ 81,920): 0.4.6's table by TP 1 gives 0.88 (server_args.py:224), so the budget takes
+    0.88 × 0.9 = 0.792; asked 0.85: 0.765; 0.4.4: 0.88 × 0.95 = 0.836."""
+    def budget_fraction(runtime: str, asked: float | None = None) -> tuple[str, str | None]:
+        plan = check(CheckRequest(model="qwen2.5-vl-7b", gpu="h100", runtime=runtime, use_measurements=False,
+                                  mem_fraction_static=asked))[0]
+        steps = {s.label: s.value for s in plan.allocation.steps}
+        budget = next(s.formula for s in plan.allocation.steps if s.label == "static budget")
+        assert budget.endswith(f"× {steps.get('multimodal reduction') or steps['mem_fraction_static']}")
+        return steps["mem_fraction_static"], steps.get("multimodal reduction")
+
+    assert budget_fraction("sglang==0.4.6") == ("0.88", f"{0.88 * 0.9:.6g}")
+    assert budget_fraction("sglang==0.4.6", 0.85) == ("0.85", f"{0.85 * 0.9:.6g}")
+    assert budget_fraction("sglang==0.4.4") == ("0.88", f"{0.88 * 0.95:.6g}")
+    assert budget_fraction("sglang==0.4.10")[1] is None                     # the vision-size rule instead
+    text = check(CheckRequest(model="qwen2.5-7b", gpu="h100", runtime="sglang==0.4.6", use_measurements=False))[0]
+    assert not any(s.label == "multimodal reduction" for s in text.allocation.steps)

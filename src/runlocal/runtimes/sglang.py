@@ -297,6 +297,7 @@ class _Budget:
     amd: bool = False                   # an AMD (ROCm) GPU: no prefill graphs in any release
     architecture: str = ""              # config.json's class: multimodal ones lose the prefill graphs, by release
     vlm: tuple[float, str] | None = None    # a vision model's fraction reduction (vlm_reduction)
+    runner: tuple[float, str] | None = None     # up to 0.4.8: ModelRunner's fixed multimodal factor on any fraction
 
     @property
     def prefill(self) -> bool:
@@ -464,14 +465,18 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
              out: _Outside) -> list[Step]:
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
     steps: list[Step] = []
+    passed = s.sglang.mem_fraction_static or 0.9      # the server's argument; b.frac: after ModelRunner's factor
     if asked.sglang.mem_fraction_static is None:
         formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx,
                                        b.model_path, b.amd, b.architecture, b.vlm)[1]
-        steps.append(Step("mem_fraction_static", formula, f"{b.frac:.6g}",
+        steps.append(Step("mem_fraction_static", formula, f"{passed:.6g}",
                           b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
                           f"({SGLANG_REF})"))
     else:
-        steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{b.frac}"))
+        steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{passed:g}"))
+    if b.runner:
+        steps.append(Step("multimodal reduction", f"{passed:.6g} × {b.runner[0]} for a multimodal model, asked or not "
+                          "(ModelRunner: \"Automatically reduce --mem-fraction-static\")", f"{b.frac:.6g}", b.runner[1]))
     steps.append(Step("chunked prefill / decode graphs",
                       f"by GPU memory {b.gpu_mem_mib:,.0f} MiB and TP {b.tp}", f"chunked_prefill_size {b.chunked}, "
                       f"cuda graph max_bs {b.decode_bs}", b.rules.tiers_source if b.rules else
@@ -518,6 +523,9 @@ def _assumptions(model: ModelSpec, s: Settings, b: _Budget, pool: _Pool, host: b
 
 def _vlm_assumption(model: ModelSpec, b: _Budget) -> list[str]:
     """What the plan says of SGLang's vision-model reduction of mem_fraction_static (vlm_reduction)."""
+    if b.runner:
+        return [f"multimodal model: SGLang's ModelRunner multiplies mem_fraction_static by {b.runner[0]}, asked or not "
+                f"({b.runner[1]}; from 0.4.10 a rule by the vision tower's size instead)"]
     if b.vlm:
         return [f"vision model: SGLang lowers an unasked mem_fraction_static {b.vlm[1]}"]
     if not model.vision_params:
@@ -623,12 +631,14 @@ class SGLang:
         gpu_mem = self._gpu_mem_mib(gpus) or gpu.capacity / MiB
         decode_bs = self._decode_max_bs(gpu_mem, tp, s.parallel if s.parallel > 1 else None)
         dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
+        runner = self.release_rules.vlm_runner_factor(model.architecture) if self.release_rules else None
         return _Budget(gpu_mem_mib=gpu_mem, mla=any(a.kind == "mla" for a in model.attention_layers),
                        chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
-                       frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
+                       frac=(s.sglang.mem_fraction_static or 0.9) * (runner[0] if runner else 1), dist=dist,
+                       free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
                        rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]),
-                       architecture=model.architecture, vlm=vlm_reduction(model, self.release_rules))
+                       architecture=model.architecture, vlm=vlm_reduction(model, self.release_rules), runner=runner)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

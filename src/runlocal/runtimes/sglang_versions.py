@@ -22,7 +22,8 @@ what changed between the read releases and what the planner models is here:
                        them off on AMD GPUs, with PP > 1 (not 0.5.16) and for MLA (0.5.16) (GRAPHS_OFF_*); from
                        0.5.16 post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
   a vision model's fraction × 0.95 × clamp(1 − 0.1 × (layers × hidden² / (24 × 1024²) − 1), 0.8, 1.05) from 0.4.10
-                       (VLM_FRACTION_READ; not 0.4.8), for a class multimodal at the release
+                       (VLM_FRACTION_READ), for a class multimodal at the release; up to 0.4.8 any fraction, asked or
+                       not, × 0.95 (0.4.4) / 0.90 (0.4.5 – 0.4.8) for a multimodal class (VLM_RUNNER_READ)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -134,6 +135,15 @@ VLM_FRACTION_READ: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 5, 16), "server_args.py:7954"), ((0, 5, 19), "arg_groups/memory_hook.py:352"),
     ((0, 5, 21), "arg_groups/memory_hook.py:410"), ((0, 5, 23), "arg_groups/memory_hook.py:417"),
 )
+# Before it, ModelRunner.__init__ multiplied mem_fraction_static by a fixed factor for every multimodal model,
+# asked or not ("Automatically reduce --mem-fraction-static to … because this is a multimodal model"; sgl-project/
+# sglang PR #6881: "multiplied with a fixed factor F(0.9) for multimodal models"): (first read release, factor, where)
+VLM_RUNNER_READ: tuple[tuple[tuple[int, ...], float, str], ...] = (
+    ((0, 4, 4), 0.95, "model_executor/model_runner.py:243"), ((0, 4, 5), 0.90, "model_executor/model_runner.py:274"),
+    ((0, 4, 6), 0.90, "model_executor/model_runner.py:308"), ((0, 4, 7), 0.90, "model_executor/model_runner.py:402"),
+    ((0, 4, 8), 0.90, "model_executor/model_runner.py:415"),
+)
+VLM_RUNNER_UNTIL = (0, 4, 10)       # 0.4.10's model_runner.py has no such line (server_args' rule instead)
 VLM_BASE_FACTOR = 0.95
 VLM_BASELINE = (24, 1024)           # ViT-L/14: the getattr defaults and the complexity baseline
 
@@ -260,11 +270,22 @@ class SGLangRules:
                     f"{rules['mm_piecewise' if piecewise else 'mm_breakable']}{switched}")
         return None
 
+    def multimodal(self, architecture: str) -> bool:
+        """configs/model_config.py is_multimodal at this release (the class listed, not in mm_disabled_models)."""
+        lists = arch_lists(self.release)
+        return architecture in lists["multimodal_model_archs"] and architecture not in lists["mm_disabled_models"]
+
+    def vlm_runner_factor(self, architecture: str) -> tuple[float, str] | None:
+        """(factor, where) ModelRunner multiplies any mem_fraction_static by for a multimodal class, up to 0.4.8."""
+        rows = [(f, src) for first, f, src in VLM_RUNNER_READ if self.release >= first]
+        if not rows or self.release >= VLM_RUNNER_UNTIL or not self.multimodal(architecture):
+            return None
+        return rows[-1][0], f"{self.ref} {rows[-1][1]}"
+
     def vlm_fraction_source(self, architecture: str) -> str | None:
         """Where this release lowers mem_fraction_static for a multimodal class (VLM_FRACTION_READ), or None."""
         rows = [src for first, src in VLM_FRACTION_READ if self.release >= first]
-        lists = arch_lists(self.release)
-        if not rows or architecture not in lists["multimodal_model_archs"] or architecture in lists["mm_disabled_models"]:
+        if not rows or not self.multimodal(architecture):
             return None
         return f"{self.ref} {rows[-1]} adjust_mem_fraction_for_vlm"
 
