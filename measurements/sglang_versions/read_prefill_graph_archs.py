@@ -1,5 +1,6 @@
 """Read, in each SGLang wheel from 0.5.11 (the first with prefill CUDA graphs on by default), the architecture lists
-that decide whether the server turns its prefill CUDA graphs off for a model: sglang/srt/configs/model_config.py's
+that decide whether the server turns its prefill CUDA graphs off for a model, and from 0.4.4 whether it lowers
+mem_fraction_static for a vision model (is_multimodal; from 0.4.4): sglang/srt/configs/model_config.py's
 module-level ``multimodal_model_archs`` (is_multimodal_model), ``piecewise_cuda_graph_disabled_model_archs`` (the
 piecewise blacklist), ``multimodal_piecewise_cuda_graph_supported_model_archs`` / ``…_breakable_…`` (0.5.16 on, the
 multimodal allowlists) and ModelConfig.__init__'s local ``mm_disabled_models`` (multimodal off unless
@@ -17,7 +18,11 @@ import json
 import sys
 from pathlib import Path
 
-RELEASES = ("0.5.11", "0.5.13", "0.5.16", "0.5.19", "0.5.21", "0.5.23")
+# 0.4.4 – 0.5.9: for is_multimodal alone (ModelRunner's fixed multimodal factor up to 0.4.8, the vision-model fraction
+# reduction from 0.4.10: runtimes/sglang_versions.py VLM_RUNNER_READ / VLM_FRACTION_READ); those releases have no
+# prefill graphs by default, so their other lists are not used
+RELEASES = ("0.4.4", "0.4.5", "0.4.6", "0.4.7", "0.4.8", "0.4.10", "0.5.1", "0.5.2", "0.5.3", "0.5.5", "0.5.7", "0.5.9", "0.5.11", "0.5.13", "0.5.16", "0.5.19",
+            "0.5.21", "0.5.23")
 MODULE_LISTS = ("multimodal_model_archs", "piecewise_cuda_graph_disabled_model_archs",
                 "multimodal_piecewise_cuda_graph_supported_model_archs",
                 "multimodal_breakable_cuda_graph_supported_model_archs")

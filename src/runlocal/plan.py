@@ -307,8 +307,10 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
         # group holds a window or a state per request, so a hybrid model's request can outgrow "KV tokens"
-        max_ctx = (longest_context(runtime, model, weights, s, targets, hi=limit, granule=POOL_GRANULE,
-                                   ok=starts_one_request) if alloc.kv_cache_tokens else None)
+        # a release that serves no longer context whatever is asked (vLLM 0.9.1's tokenizer cap) ends the search there
+        cap = getattr(runtime, "served_context_cap", lambda _: None)(model)
+        max_ctx = (longest_context(runtime, model, weights, s, targets, hi=min(limit, cap or limit),
+                                   granule=POOL_GRANULE, ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
         max_ctx, search_steps, searched, held, basis = _layered_max_context(runtime, model, weights, settings, alloc,

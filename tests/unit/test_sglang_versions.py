@@ -256,3 +256,85 @@ def test_prefill_graphs_off_on_amd_with_pp_and_for_mla_by_release():
     plan = check(CheckRequest(model="llama-3.1-8b", gpu="mi300x", runtime="sglang", use_measurements=False))[0]
     step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
     assert "no prefill graphs, an AMD (ROCm) GPU: sglang 0.5.23 model_executor/cuda_graph_config.py:123" in step.formula
+
+
+def test_vision_model_fraction_reduction_from_0_4_10():
+    """adjust_mem_fraction_for_vlm (0.4.10 server_args.py:1946 … 0.5.23 arg_groups/memory_hook.py:417): an unasked
+    mem_fraction_static × 0.95 × clamp(1 − 0.1 × (layers × hidden² / (24 × 1024²) − 1), 0.8, 1.05), layers =
+    getattr(vision_config, "num_hidden_layers", 24). Qwen3-VL-8B's vision_config has depth 27, hidden_size 1152 and
+    no num_hidden_layers (transformers 5.19.0, 0.5.23's pin, aliases only num_attention_heads), so 24 is read:
+    24 × 1152² / (24 × 1024²) = 1.265625 → 1 − 0.0265625 = 0.9734375 → × 0.95 = 0.924765625.
+    The text rule on the H100 (81,920 MiB): reserved = 512 + 1.5 × 8192 + 1/8 × 1024 + 512 decode graphs (2 × 256;
+    no prefill graphs for a multimodal class) = 13,440 ≥ 10 GiB; round(68,480 / 81,920, 3) = 0.836."""
+    fraction = 0.836 * 0.924765625                     # 0.7731040625
+    plan = check(CheckRequest(model="qwen3-vl-8b", gpu="h100", runtime="sglang", use_measurements=False))[0]
+    asked = check(CheckRequest(model="qwen3-vl-8b", gpu="h100", runtime="sglang", use_measurements=False,
+                               mem_fraction_static=0.836))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
+    assert abs(float(step.value) - fraction) < 1e-6 and "adjust_mem_fraction_for_vlm" in step.formula
+    assert f"--mem-fraction-static {fraction:g}" in plan.command
+    # the pool loses free-before-weights × (0.836 − 0.7731…) over 36 layers × 8 KV heads × 128 × 2 × 2 B a token
+    pre = plan.allocation.devices[0].capacity - 620 * 2**20
+    lost = (int(pre * 0.836) - int(pre * fraction)) / (36 * 8 * 128 * 2 * 2)
+    assert abs(asked.allocation.kv_cache_tokens - plan.allocation.kv_cache_tokens - lost) <= 1
+    asked_step = next(s for s in asked.allocation.steps if s.label == "mem_fraction_static")
+    assert asked_step.value == "0.836"                 # an asked fraction is kept (the function runs only when unset)
+
+
+@pytest.mark.parametrize("model, runtime, factor", [
+    # Llama 3.2 Vision (mllama): num_hidden_layers 32, hidden_size 1280: 32 × 1280² / (24 × 1024²) = 2.0833…,
+    # 1 − 0.10833… = 0.891666…, × 0.95 = 0.8470833…
+    ("llama-3.2-11b-vision", "sglang", 0.95 * (1 - 0.1 * (32 * 1280**2 / (24 * 1024**2) - 1))),
+    ("llama-3.2-11b-vision", "sglang==0.4.10", 0.95 * (1 - 0.1 * (32 * 1280**2 / (24 * 1024**2) - 1))),
+    ("llama-3.2-11b-vision", "sglang==0.4.8", None),      # not in 0.4.8's server_args.py
+    # Gemma 4 E2B: 16 × 768²: ratio 0.375 → 1.0625, clamped to 1.05 → 0.9975; multimodal from 0.5.11 (not in 0.5.9's
+    # multimodal_model_archs)
+    ("gemma-4-e2b", "sglang", 0.95 * 1.05), ("gemma-4-e2b", "sglang==0.5.9", None),
+    ("gemma-3-4b", "sglang", None),                       # Gemma3ForConditionalGeneration: in mm_disabled_models
+    ("qwen2.5-vl-7b", "sglang==0.5.3", 0.95 * (1 - 0.1 * (24 * 1280**2 / (24 * 1024**2) - 1))),  # depth 32, not read
+])
+def test_vision_model_reduction_by_class_and_release(model, runtime, factor):
+    from runlocal.model.catalog import lookup
+    from runlocal.runtimes.sglang import vlm_reduction
+
+    release = runtime.partition("==")[2]
+    rules = sglang_rules(tuple(int(x) for x in release.split(".")), release) if release else None
+    got = vlm_reduction(lookup(model), rules)
+    assert (got is None) if factor is None else (got is not None and abs(got[0] - factor) < 1e-12)
+
+
+def test_a_vision_model_outside_the_catalog_is_said_not_modelled():
+    """No config.json's vision_config is kept for a model read from the Hub or a folder: the reduction is not applied,
+    and the plan says SGLang would apply it (the release and where)."""
+    from dataclasses import replace
+
+    from runlocal.model.catalog import lookup
+    from runlocal.runtimes.sglang import SGLang, vlm_reduction
+
+    hub = replace(lookup("qwen3-vl-8b"), source="hub:Qwen/Qwen3-VL-8B-Instruct")
+    assert vlm_reduction(hub, None) is None
+    plan = check(CheckRequest(model="qwen3-vl-8b", gpu="h100", runtime="sglang", use_measurements=False))[0]
+    assumptions = SGLang().allocate(hub, plan.weights, plan.allocation.settings.with_(mem_fraction_static=None),
+                                    plan.searched_on).assumptions
+    assert any("vision model outside the catalog" in a and "adjust_mem_fraction_for_vlm" in a for a in assumptions)
+
+
+def test_up_to_0_4_8_model_runner_lowers_any_fraction_of_a_multimodal_model():
+    """0.4.4 model_runner.py:243 `if self.is_multimodal: self.mem_fraction_static *= 0.95`; 0.4.5 :274 … 0.4.8 :415
+    `*= 0.90` — on the value server_args passes, asked or not; not in 0.4.10's model_runner.py. Qwen2.5-VL on the
+    H100 (81,920 MiB ≤ 81,920): 0.4.6's table by TP 1 gives 0.88 (server_args.py:224), so the budget takes
+    0.88 × 0.9 = 0.792; asked 0.85: 0.765; 0.4.4: 0.88 × 0.95 = 0.836."""
+    def budget_fraction(runtime: str, asked: float | None = None) -> tuple[str, str | None]:
+        plan = check(CheckRequest(model="qwen2.5-vl-7b", gpu="h100", runtime=runtime, use_measurements=False,
+                                  mem_fraction_static=asked))[0]
+        steps = {s.label: s.value for s in plan.allocation.steps}
+        budget = next(s.formula for s in plan.allocation.steps if s.label == "static budget")
+        assert budget.endswith(f"× {steps.get('multimodal reduction') or steps['mem_fraction_static']}")
+        return steps["mem_fraction_static"], steps.get("multimodal reduction")
+
+    assert budget_fraction("sglang==0.4.6") == ("0.88", f"{0.88 * 0.9:.6g}")
+    assert budget_fraction("sglang==0.4.6", 0.85) == ("0.85", f"{0.85 * 0.9:.6g}")
+    assert budget_fraction("sglang==0.4.4") == ("0.88", f"{0.88 * 0.95:.6g}")
+    assert budget_fraction("sglang==0.4.10")[1] is None                     # the vision-size rule instead
+    text = check(CheckRequest(model="qwen2.5-7b", gpu="h100", runtime="sglang==0.4.6", use_measurements=False))[0]
+    assert not any(s.label == "multimodal reduction" for s in text.allocation.steps)

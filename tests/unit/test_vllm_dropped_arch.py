@@ -68,8 +68,10 @@ def test_every_release_past_0_10_2_and_the_current_refuse_mllama_in_vllms_words(
 
 
 def test_releases_that_serve_it_still_plan_it():
+    # --parallel 32 (vLLM's --max-num-seqs) as vllm-project/vllm#9445 started it: at the default 256 V0's start-up
+    # profile encodes 256 dummy images and leaves no KV cache (test_vllm_mllama_profile.py)
     for runtime in ("vllm==0.6.2", "vllm==0.10.2", "vllm==0.10"):
-        plan, _ = ask(f"runlocal check llama-3.2-11b-vision --runtime {runtime} --gpu h100 --ctx 4096")
+        plan, _ = ask(f"runlocal check llama-3.2-11b-vision --runtime {runtime} --gpu h100 --ctx 4096 --parallel 32")
         assert plan.allocation.refusal is None and plan.verdict == "fits", runtime
     plan, _ = ask("runlocal check llama-3.2-11b-vision --runtime vllm==0.6.1 --gpu h100 --ctx 4096")
     assert plan.verdict == "does_not_fit" and "First served by vLLM 0.6.2" in plan.allocation.refusal

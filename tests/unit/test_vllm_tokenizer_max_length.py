@@ -56,3 +56,16 @@ def test_the_plan_starts_at_the_tokenizer_length_and_says_so():
     asked = check(CheckRequest(runtime="vllm==0.9.1", ctx=32768, **request))[0]
     assert asked.allocation.refusal is None and asked.allocation.settings.ctx == 16384
     assert "not 32,768" in (asked.allocation.compromise or "")
+
+
+def test_every_max_context_figure_is_the_capped_one():
+    """0.9.1 serves no request over model_max_length (16,384, PR #20322) whatever --max-model-len asks, so the plan's
+    "max context … per request" is 16,384 on an H100 (its pool, 961,744 tokens at 56 KiB, holds far more), where 0.9.2
+    starts at 131,072 (config.json max_position_embeddings) and says so; the fixes' words name the same figure."""
+    request = dict(model="deepseek-r1-distill-qwen-7b", gpu="h100", use_measurements=False)
+    capped = check(CheckRequest(runtime="vllm==0.9.1", **request))[0]
+    assert capped.max_context == 16384 and capped.to_dict()["max_context"] == 16384
+    assert capped.fixes and all("131,072" not in f.title + f.effect for f in capped.fixes)
+    asked = check(CheckRequest(runtime="vllm==0.9.1", ctx=32768, **request))[0]
+    assert asked.max_context == 16384
+    assert check(CheckRequest(runtime="vllm==0.9.2", **request))[0].max_context == 131072

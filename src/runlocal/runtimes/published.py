@@ -441,6 +441,16 @@ def _rope_scaling_of(alias: str) -> dict[str, Any]:
     return rope if isinstance(rope, dict) else {}
 
 
+def catalog_vision_config(model: ModelSpec) -> dict[str, Any] | None:
+    """config.json's vision_config as the catalog entry records it; None outside the catalog (no config kept)."""
+    from ..model.catalog import find_entry
+
+    alias = catalog_alias(model)
+    entry = find_entry(alias) if alias else None
+    vc = ((entry or {}).get("config") or {}).get("vision_config")
+    return vc if isinstance(vc, dict) else None
+
+
 def rope_type(rope: dict[str, Any]) -> str | None:
     # transformers' patch: the legacy "type" key is rope_type (vLLM: "no need to consider 'type'")
     kind = rope.get("rope_type") or rope.get("type")

@@ -40,8 +40,16 @@ from ..units import GiB, MiB
 from .arch_support import OTHER_RUNTIMES
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 from .context_limit import sglang_context_refusal, sglang_default_note
-from .published import gpu_gfx_target, kernel_check, serve_path
-from .sglang_versions import LLAMA2_PREFILL_CAP, SGLangRules, old_fraction, sglang_rules, tier_defaults
+from .published import catalog_vision_config, gpu_gfx_target, kernel_check, serve_path
+from .sglang_versions import (
+    LLAMA2_PREFILL_CAP,
+    VLM_BASELINE,
+    SGLangRules,
+    old_fraction,
+    sglang_rules,
+    tier_defaults,
+    vlm_factor,
+)
 from .tensor_parallel import head_split_refusal
 
 SGLANG_REF = "sglang 0.5.23"
@@ -117,13 +125,31 @@ def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: i
 
 def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int,
                                 mla: bool, rules: SGLangRules | None = None, context: int | None = None,
-                                model_path: str = "", amd: bool = False, architecture: str = "") -> float:
+                                model_path: str = "", amd: bool = False, architecture: str = "",
+                                vlm: tuple[float, str] | None = None) -> float:
     """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py);
     ``context``: the --context-length the command passes (0.5.13 – 0.5.16 clamp the prefill graphs to it);
     ``model_path``: the --model-path it passes (one naming "llama-2" caps them at 4096 from 0.5.11);
-    ``architecture``: config.json's class (a multimodal or blacklisted one turns the prefill graphs off, by release)."""
+    ``architecture``: config.json's class (a multimodal or blacklisted one turns the prefill graphs off, by release);
+    ``vlm``: a vision model's reduction (factor, its formula: ``vlm_reduction``)."""
     return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path, amd,
-                                architecture)[0]
+                                architecture, vlm)[0]
+
+
+def vlm_reduction(model: ModelSpec, rules: SGLangRules | None) -> tuple[float, str] | None:
+    """(factor, formula) SGLang multiplies an unasked mem_fraction_static by for a vision model at this release
+    (sglang_versions.VLM_FRACTION_READ), or None: before 0.4.10, a class not multimodal there, no vision_config."""
+    source = (rules or sglang_rules(None)).vlm_fraction_source(model.architecture)
+    vc = catalog_vision_config(model) if source else None
+    if vc is None:
+        return None
+    # getattr(vision_config, "num_hidden_layers", 24) / ("hidden_size", 1024): a "depth" key is not read
+    layers, hidden = int(vc.get("num_hidden_layers", VLM_BASELINE[0])), int(vc.get("hidden_size", VLM_BASELINE[1]))
+    unread = f"; depth {vc['depth']} not read: no num_hidden_layers → the default 24" if (
+        "num_hidden_layers" not in vc and "depth" in vc) else ""
+    factor = vlm_factor(layers, hidden)
+    return factor, (f"× {factor:.4f} for the vision tower = 0.95 × clamp(1 − 0.1 × ({layers} × {hidden}² / "
+                    f"(24 × 1024²) − 1), 0.8, 1.05), {source}{unread}")
 
 
 def prefill_graphs(rules: SGLangRules | None, amd: bool, pp: int, mla: bool,
@@ -153,8 +179,18 @@ def prefill_graph_cap(rules: SGLangRules | None, context: int | None, model_path
 
 def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
                          rules: SGLangRules | None, context: int | None = None,
-                         model_path: str = "", amd: bool = False, architecture: str = "") -> tuple[float, str]:
-    """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names."""
+                         model_path: str = "", amd: bool = False, architecture: str = "",
+                         vlm: tuple[float, str] | None = None) -> tuple[float, str]:
+    """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names; a
+    vision model's reduction ``vlm`` multiplies it, not rounded after (adjust_mem_fraction_for_vlm)."""
+    frac, formula = _text_model_fraction(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context, model_path,
+                                         amd, architecture)
+    return (frac * vlm[0], f"{frac} {vlm[1]}; {frac} from {formula}") if vlm else (frac, formula)
+
+
+def _text_model_fraction(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
+                         rules: SGLangRules | None, context: int | None, model_path: str, amd: bool,
+                         architecture: str) -> tuple[float, str]:
     if rules is not None and rules.fraction not in ("activation", "graphs"):
         return old_fraction(rules, gpu_mem_mib, tp, pp)
     prefill, off = prefill_graphs(rules, amd, pp, mla, architecture)
@@ -260,6 +296,8 @@ class _Budget:
     model_path: str = ""                # the command's --model-path (a "llama-2" one caps the prefill graphs)
     amd: bool = False                   # an AMD (ROCm) GPU: no prefill graphs in any release
     architecture: str = ""              # config.json's class: multimodal ones lose the prefill graphs, by release
+    vlm: tuple[float, str] | None = None    # a vision model's fraction reduction (vlm_reduction)
+    runner: tuple[float, str] | None = None     # up to 0.4.8: ModelRunner's fixed multimodal factor on any fraction
 
     @property
     def prefill(self) -> bool:
@@ -427,21 +465,25 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
              out: _Outside) -> list[Step]:
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
     steps: list[Step] = []
+    passed = s.sglang.mem_fraction_static or 0.9      # the server's argument; b.frac: after ModelRunner's factor
     if asked.sglang.mem_fraction_static is None:
         formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx,
-                                       b.model_path, b.amd, b.architecture)[1]
-        steps.append(Step("mem_fraction_static", formula, f"{b.frac}",
+                                       b.model_path, b.amd, b.architecture, b.vlm)[1]
+        steps.append(Step("mem_fraction_static", formula, f"{passed:.6g}",
                           b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
                           f"({SGLANG_REF})"))
     else:
-        steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{b.frac}"))
+        steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{passed:g}"))
+    if b.runner:
+        steps.append(Step("multimodal reduction", f"{passed:.6g} × {b.runner[0]} for a multimodal model, asked or not "
+                          "(ModelRunner: \"Automatically reduce --mem-fraction-static\")", f"{b.frac:.6g}", b.runner[1]))
     steps.append(Step("chunked prefill / decode graphs",
                       f"by GPU memory {b.gpu_mem_mib:,.0f} MiB and TP {b.tp}", f"chunked_prefill_size {b.chunked}, "
                       f"cuda graph max_bs {b.decode_bs}", b.rules.tiers_source if b.rules else
                       "arg_groups/memory_hook.py handle_gpu_memory_settings"))
     steps.append(Step("static budget", f"free before weights {b.pre:,} B (free {b.free:,} − CUDA context "
                       f"{CUDA_CONTEXT // MiB} MiB" + (f" − distributed init {b.dist / GiB:.2f} GiB" if b.dist else "")
-                      + f") × {b.frac}", f"{b.budget:,} B",
+                      + f") × {b.frac:.6g}", f"{b.budget:,} B",
                       "mem_cache/kv_cache_configurator.py _profile_available_bytes; model_runner.py "
                       "init_torch_distributed (logged mem usage)"))
     steps.append(Step("weights per GPU", f"{weights.total:,} B / (TP {b.tp} × PP {b.pp})", f"{b.weights:,} B"))
@@ -476,7 +518,21 @@ def _assumptions(model: ModelSpec, s: Settings, b: _Budget, pool: _Pool, host: b
         out.append(f"hybrid SWA pool: SWA layers get {SWA_FULL_TOKENS_RATIO} × the full layers' tokens")
     return (*out, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, "
             "H100)" + (f" + distributed init {b.dist / GiB:.2f} GiB (logged by SGLang)" if b.dist else ""),
-            "vision-language models: mem_fraction_static lowered further by SGLang (not modelled)")
+            *_vlm_assumption(model, b))
+
+
+def _vlm_assumption(model: ModelSpec, b: _Budget) -> list[str]:
+    """What the plan says of SGLang's vision-model reduction of mem_fraction_static (vlm_reduction)."""
+    if b.runner:
+        return [f"multimodal model: SGLang's ModelRunner multiplies mem_fraction_static by {b.runner[0]}, asked or not "
+                f"({b.runner[1]}; from 0.4.10 a rule by the vision tower's size instead)"]
+    if b.vlm:
+        return [f"vision model: SGLang lowers an unasked mem_fraction_static {b.vlm[1]}"]
+    if not model.vision_params:
+        return []
+    source = (b.rules or sglang_rules(None)).vlm_fraction_source(model.architecture)
+    return ["vision model outside the catalog: SGLang lowers an unasked mem_fraction_static by its vision_config's "
+            f"size ({source}); not modelled here (config.json's vision_config not kept)"] if source else []
 
 
 class SGLang:
@@ -519,7 +575,8 @@ class SGLang:
             # to either does
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
                                                 tp, pp, mla, self.release_rules, ctx, serve_path(model, settings.quant),
-                                                _amd(gpus), model.architecture) if gpu_mem else 0.95)
+                                                _amd(gpus), model.architecture, vlm_reduction(model, self.release_rules))
+                    if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
             ctx=ctx,
@@ -574,12 +631,14 @@ class SGLang:
         gpu_mem = self._gpu_mem_mib(gpus) or gpu.capacity / MiB
         decode_bs = self._decode_max_bs(gpu_mem, tp, s.parallel if s.parallel > 1 else None)
         dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
+        runner = self.release_rules.vlm_runner_factor(model.architecture) if self.release_rules else None
         return _Budget(gpu_mem_mib=gpu_mem, mla=any(a.kind == "mla" for a in model.attention_layers),
                        chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
-                       frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
+                       frac=(s.sglang.mem_fraction_static or 0.9) * (runner[0] if runner else 1), dist=dist,
+                       free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
                        rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]),
-                       architecture=model.architecture)
+                       architecture=model.architecture, vlm=vlm_reduction(model, self.release_rules), runner=runner)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

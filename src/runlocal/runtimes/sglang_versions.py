@@ -21,6 +21,9 @@ what changed between the read releases and what the planner models is here:
                        from 0.5.11 caps them at 4096 for a model path naming "llama-2" (LLAMA2_CAP_READ), and turns
                        them off on AMD GPUs, with PP > 1 (not 0.5.16) and for MLA (0.5.16) (GRAPHS_OFF_*); from
                        0.5.16 post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
+  a vision model's fraction × 0.95 × clamp(1 − 0.1 × (layers × hidden² / (24 × 1024²) − 1), 0.8, 1.05) from 0.4.10
+                       (VLM_FRACTION_READ), for a class multimodal at the release; up to 0.4.8 any fraction, asked or
+                       not, × 0.95 (0.4.4) / 0.90 (0.4.5 – 0.4.8) for a multimodal class (VLM_RUNNER_READ)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -114,6 +117,43 @@ LLAMA2_CAP_READ: tuple[tuple[tuple[int, ...], str], ...] = (
 # Not modelled either: MoE all-to-all backends, DeepSeek-V4 / KDA models (no catalog model), torch.compile, the
 #   config-sub-config half of is_multimodal (a config.json with a text_config whose class is not listed: no catalog
 #   model, every catalog multimodal class is in every read release's multimodal_model_archs).
+# A vision-language model's mem_fraction_static, when not given, times 0.95 × clamp(1 − 0.1 × (layers × hidden² /
+# (24 × 1024²) − 1), 0.8, 1.05) ("roughly reduce the mem_fraction_static base on params of Vit", baseline ViT-L/14):
+# adjust_mem_fraction_for_vlm, from 0.4.10 (absent in 0.4.8), the same constants in every read release, applied
+# where configs/model_config.py's is_multimodal holds (the class in multimodal_model_archs, not in mm_disabled_models:
+# data/sglang_prefill_graph_archs.json) and hf_config has a vision_config; not rounded afterwards. layers / hidden are
+# getattr(vision_config, "num_hidden_layers", 24) / getattr(…, "hidden_size", 1024): the Qwen-VL / Qwen3.5 vision
+# configs name their layer count "depth", and no transformers release a read SGLang pins (4.54.1 – 5.19.0, wheels'
+# Requires-Dist) aliases num_hidden_layers to it (attribute_map: only num_attention_heads → num_heads in 5.19.0;
+# num_hidden_layers → depth first seen in 5.23.0), nor do SGLang's own Qwen3-VL / Qwen3.5 configs (configs/qwen3_vl.py
+# Qwen3VLVisionConfig sets self.depth only): so those read 24 layers. From 0.5.21 the post-capture KV sizing opt-in
+# takes 8 GiB / GPU instead (not modelled: off by default). (first read release, where the function is)
+VLM_FRACTION_READ: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0, 4, 10), "server_args.py:1946"), ((0, 5, 1), "server_args.py:2297"), ((0, 5, 2), "server_args.py:2513"),
+    ((0, 5, 3), "server_args.py:3105"), ((0, 5, 5), "server_args.py:3929"), ((0, 5, 7), "server_args.py:4877"),
+    ((0, 5, 9), "server_args.py:5483"), ((0, 5, 11), "server_args.py:7137"), ((0, 5, 13), "server_args.py:7774"),
+    ((0, 5, 16), "server_args.py:7954"), ((0, 5, 19), "arg_groups/memory_hook.py:352"),
+    ((0, 5, 21), "arg_groups/memory_hook.py:410"), ((0, 5, 23), "arg_groups/memory_hook.py:417"),
+)
+# Before it, ModelRunner.__init__ multiplied mem_fraction_static by a fixed factor for every multimodal model,
+# asked or not ("Automatically reduce --mem-fraction-static to … because this is a multimodal model"; sgl-project/
+# sglang PR #6881: "multiplied with a fixed factor F(0.9) for multimodal models"): (first read release, factor, where)
+VLM_RUNNER_READ: tuple[tuple[tuple[int, ...], float, str], ...] = (
+    ((0, 4, 4), 0.95, "model_executor/model_runner.py:243"), ((0, 4, 5), 0.90, "model_executor/model_runner.py:274"),
+    ((0, 4, 6), 0.90, "model_executor/model_runner.py:308"), ((0, 4, 7), 0.90, "model_executor/model_runner.py:402"),
+    ((0, 4, 8), 0.90, "model_executor/model_runner.py:415"),
+)
+VLM_RUNNER_UNTIL = (0, 4, 10)       # 0.4.10's model_runner.py has no such line (server_args' rule instead)
+VLM_BASE_FACTOR = 0.95
+VLM_BASELINE = (24, 1024)           # ViT-L/14: the getattr defaults and the complexity baseline
+
+
+def vlm_factor(layers: int, hidden: int) -> float:
+    """adjust_mem_fraction_for_vlm's final_overall_factor for a vision tower of ``layers`` × ``hidden``."""
+    ratio = layers * hidden ** 2 / (VLM_BASELINE[0] * VLM_BASELINE[1] ** 2)
+    return VLM_BASE_FACTOR * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
 GRAPHS_OFF_AMD: dict[tuple[int, ...], str] = {
     (0, 5, 11): "server_args.py:1214", (0, 5, 13): "server_args.py:1362", (0, 5, 16): "server_args.py:3705",
     (0, 5, 19): "arg_groups/cuda_graph_hook.py:185", (0, 5, 21): "arg_groups/cuda_graph_hook.py:193",
@@ -230,6 +270,25 @@ class SGLangRules:
                     f"{rules['mm_piecewise' if piecewise else 'mm_breakable']}{switched}")
         return None
 
+    def multimodal(self, architecture: str) -> bool:
+        """configs/model_config.py is_multimodal at this release (the class listed, not in mm_disabled_models)."""
+        lists = arch_lists(self.release)
+        return architecture in lists["multimodal_model_archs"] and architecture not in lists["mm_disabled_models"]
+
+    def vlm_runner_factor(self, architecture: str) -> tuple[float, str] | None:
+        """(factor, where) ModelRunner multiplies any mem_fraction_static by for a multimodal class, up to 0.4.8."""
+        rows = [(f, src) for first, f, src in VLM_RUNNER_READ if self.release >= first]
+        if not rows or self.release >= VLM_RUNNER_UNTIL or not self.multimodal(architecture):
+            return None
+        return rows[-1][0], f"{self.ref} {rows[-1][1]}"
+
+    def vlm_fraction_source(self, architecture: str) -> str | None:
+        """Where this release lowers mem_fraction_static for a multimodal class (VLM_FRACTION_READ), or None."""
+        rows = [src for first, src in VLM_FRACTION_READ if self.release >= first]
+        if not rows or not self.multimodal(architecture):
+            return None
+        return f"{self.ref} {rows[-1]} adjust_mem_fraction_for_vlm"
+
     @property
     def post_capture_source(self) -> str | None:
         """Where this release sets post-capture KV sizing off by default (POST_CAPTURE_ENV_READ); None before it."""
@@ -261,7 +320,7 @@ class SGLangRules:
 
 @cache
 def arch_lists(release: tuple[int, ...]) -> dict[str, frozenset[str]]:
-    """The class lists of configs/model_config.py at a read release from 0.5.11 (data/sglang_prefill_graph_archs.json);
+    """The class lists of configs/model_config.py at a read release from 0.4.10 (data/sglang_prefill_graph_archs.json);
     a list the release does not have is empty."""
     table = json.loads(resources.files("runlocal.data").joinpath(ARCHS_DATA).read_text(encoding="utf-8"))
     row = table["releases"].get(_text(release), {})
@@ -333,4 +392,4 @@ def old_fraction(rules: SGLangRules, gpu_mem_mib: float, tp: int, pp: int) -> tu
 
 
 __all__ = ["CURRENT", "FRACTION_RULES", "LLAMA2_PREFILL_CAP", "READ", "TIER_RULES", "SGLangRules", "old_fraction", "sglang_rules",
-           "tier_defaults", "tp_table"]
+           "tier_defaults", "tp_table", "vlm_factor"]

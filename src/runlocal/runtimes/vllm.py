@@ -67,7 +67,13 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
-from .context_limit import vllm_context_refusal, vllm_default_note, vllm_tokenizer_capped, vllm_tokenizer_note
+from .context_limit import (
+    vllm_context_refusal,
+    vllm_default_note,
+    vllm_tokenizer_cap,
+    vllm_tokenizer_capped,
+    vllm_tokenizer_note,
+)
 from .options import VLLMOptions
 from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
@@ -100,6 +106,7 @@ from .vllm_kvpool import (
     kv_pool,
     mamba_cache_mode,
 )
+from .vllm_mllama import MLLAMA, V0_FALLBACK_UNTIL, MllamaProfile, mllama_profile, profile_words
 from .vllm_mm import EncoderProfile, ProfileInputs, encoder_note, encoder_profile, encoder_step, profiled_peak
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
@@ -217,6 +224,7 @@ class Budget:
     encoder: EncoderProfile | None = None    # a multimodal encoder's profile run (runtimes/vllm_mm.py), in activation
     text_activation: int = 0                 # the text dummy run's peak alone
     mm_inputs: ProfileInputs | None = None   # what the encoder's profile depends on (its --explain levers)
+    mllama: MllamaProfile | None = None      # V0's Mllama vision encoder on max_num_seqs images (vllm_mllama.py)
 
     @property
     def graphs_on_top(self) -> int:
@@ -271,13 +279,16 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release, tp)
     enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release, tp=tp)   # every rank runs it, MLP split over TP
     text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
+    mllama = mllama_profile(model, num_seqs) if v0 else None      # every rank runs the vision encoder whole
+    if mllama:
+        act, act_workers = max(act, mllama.peak), max(act_workers, mllama.peak)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES
     in_budget = engine == "v1-cudagraph" if graphs_in_budget is None else graphs_in_budget
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
     kv_workers = kv + act - act_workers
     return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs,
-                  act_workers, kv_workers, enc, text_act, mm_inputs)
+                  act_workers, kv_workers, enc, text_act, mm_inputs, mllama)
 
 
 def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gpu: Target, per_gpu: int) -> Step:
@@ -367,11 +378,15 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
         weights_step(model, weights, tp, pp, gpu, b.weights),
         *parallel,
         *encoder_step(model, b.encoder, b.text_activation, b.mm_inputs),
+        *([Step("Mllama vision profile", b.mllama.formula(), f"{b.mllama.peak:,} B", "vllm/worker/"
+                "enc_dec_model_runner.py profile_run, models/mllama.py MllamaVisionModel (0.6.2, 0.10.2); a lower "
+                "bound")] if b.mllama else []),
         Step("activation peak",
-             ("max(encoder, encoder outputs + " if b.encoder else "")
+             ("max(encoder, encoder outputs + " if b.encoder else "max(Mllama vision profile, " if b.mllama else "")
              + f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
              f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
-             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (")" if b.encoder else "") + (" on rank 0" if workers_note else ""),
+             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (")" if b.encoder or b.mllama else "")
+             + (" on rank 0" if workers_note else ""),
              f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
         Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
         Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
@@ -461,6 +476,8 @@ class VLLM:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         alloc = self._allocate(model, weights, settings, targets)
+        if model.architecture == MLLAMA:
+            alloc = replace(alloc, assumptions=(*self._mllama_words(model, settings), *alloc.assumptions))
         release = self._release()
         note = vllm_tokenizer_note(model, settings.ctx or model.max_position_embeddings or 4096,
                                    release.key if release else None)
@@ -473,12 +490,12 @@ class VLLM:
     def _allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                   targets: list[Target]) -> Allocation:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
-        release, asked_share = self._release(), settings.vllm.gpu_memory_utilization
+        release, asked_share, engine = self._release(), settings.vllm.gpu_memory_utilization, self._engine_for(model)
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
         rank, gpu, b = smallest_rank(gpus[:max(1, settings.tp) * max(1, settings.pp) * max(1, settings.vllm.dp)],
                                lambda g: budget_split(model, weights, settings.with_(
-                                   ctx=settings.ctx or model.max_position_embeddings or 4096), g, self.engine,
+                                   ctx=settings.ctx or model.max_position_embeddings or 4096), g, engine,
                                    vllm_graphs_in_budget(release), release.key if release else None, gpus[0]))
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
@@ -499,10 +516,10 @@ class VLLM:
         n_gpu = min(len(gpus), tp * pp * max(1, s.vllm.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
-        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode,
+        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, engine, mamba_cache_mode=mode,
                        block_size=block)
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name, "vllm", getattr(self, "version", None))
-        longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode, block) \
+        longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, engine, mode, block) \
             if pool.max_concurrency < 1 else s.ctx
         # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
         asked = release.key if (release := self._release()) and getattr(self, "version", None) else None
@@ -511,7 +528,7 @@ class VLLM:
                    or nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
                    or head_split_refusal(model, tp) or _start_refusal(gpu, b, release)
-                   or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
+                   or cpu_fp8_kv_refusal(engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
         placed = (gpus * n_gpu)[:n_gpu]
         ranks = [f"rank {i}: {t.name}, {t.capacity / GiB:.2f} GiB" for i, t in enumerate(placed)]
@@ -519,9 +536,9 @@ class VLLM:
                          "gives each the smallest rank's KV blocks", f"rank {rank} ({gpu.name})",
                          "v1/core/kv_cache_utils.py unify_kv_cache_configs / get_kv_cache_configs")]
                    if len({_card(t) for t in placed}) > 1 else []),
-                 *_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
+                 *_explain_budget(model, weights, b, gpu, tp, pp, engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
-                 *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
+                 *_explain_pool(pool, groups, mode, s.ctx, tp, engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
         devices = tuple(
             DeviceMemory(g.name, g.kind, planned_free(g, b.utilization, b.graphs_on_top), b.weights, kv_bytes,
@@ -530,7 +547,7 @@ class VLLM:
         )
         host = next((t for t in targets if t.kind == "cpu"), None)
         if host is not None and gpus[0].kind != "cpu":
-            swap, swap_refusal, swap_steps = host_swap(self.engine, vllm_swap_space(self._release()), tp,
+            swap, swap_refusal, swap_steps = host_swap(engine, vllm_swap_space(self._release()), tp,
                                                        host.total or host.capacity, s.vllm.swap_space)
             refusal = refusal or swap_refusal
             devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, swap, 0, 0),)   # the process itself: not modelled
@@ -592,6 +609,41 @@ class VLLM:
             others = "node 2" if nodes == 2 else f"nodes 2–{nodes}"
             return f"ray start --head (node 1), ray start --address=<head>:6379 ({others}); then on the head: " + line
         return line
+
+    def _mllama_words(self, model: ModelSpec, settings: Settings) -> tuple[str, ...]:
+        """What the plan says of V0's Mllama start-up profile (vllm_mllama.py), and of the V1 → V0 fallback."""
+        engine = self._engine_for(model)
+        fallback = (f"vLLM {self._release_words()} falls back to V0 for Mllama (engine/arg_utils.py "
+                    "_is_v1_supported_oracle: not is_v1_compatible): planned with V0's rules, --max-num-seqs 256 by "
+                    "default",) if engine != self.engine else ()
+        p = mllama_profile(model, settings.parallel if settings.parallel > 1 else V0_MAX_NUM_SEQS)
+        return (*fallback, *([profile_words(p)] if p and engine in V0_ENGINES else []))
+
+    def _release_words(self) -> str:
+        release = self._release()
+        return getattr(self, "version", None) or (release.text if release else "current")
+
+    def profiled_num_seqs(self, model: ModelSpec, settings: Settings) -> int | None:
+        """The max_num_seqs the start-up profile runs Mllama's vision encoder on, where --max-num-seqs is a lever for
+        it (V0, vllm_mllama.py); None elsewhere."""
+        if self._engine_for(model) not in V0_ENGINES or mllama_profile(model, 1) is None:
+            return None
+        return settings.parallel if settings.parallel > 1 else V0_MAX_NUM_SEQS
+
+    def _engine_for(self, model: ModelSpec) -> str:
+        """The engine this release runs the model on: V1 releases before 0.11 fall back to V0 for Mllama (an
+        encoder-decoder, vllm_mllama.py), whose profile and --max-num-seqs 256 then apply."""
+        release = self._release()
+        if model.architecture == MLLAMA and self.engine not in V0_ENGINES and release and release.key < V0_FALLBACK_UNTIL:
+            return "v0"
+        return self.engine
+
+    def served_context_cap(self, model: ModelSpec) -> int | None:
+        """The longest max_model_len this release serves whatever --max-model-len asks (0.9.1: the tokenizer's
+        model_max_length, context_limit.vllm_tokenizer_cap), or None: the plan's max context stops there."""
+        release = self._release()
+        cap = vllm_tokenizer_cap(model, release.key if release else None)
+        return cap[0] if cap else None
 
     def _release(self) -> RuntimeVersion | None:
         """The named release (`--runtime vllm==X`, set by runtimes._versioned), None for the current one; a planner
