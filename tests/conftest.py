@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import resource
+import shutil
+import tempfile
 import time
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -32,6 +35,7 @@ DURATIONS = HERE / "durations.json"
 SLOW_S = 1.0
 KINDS = ("unit", "accuracy", "integration", "browser")
 SLOW_KINDS = {"accuracy", "integration", "browser"}
+_HOME = pytest.StashKey[tuple[str, str | None]]()   # this run's RUNLOCAL_HOME and the one it replaced
 
 
 def kind_of(path: Path) -> str:
@@ -98,9 +102,35 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     parser.addoption("--write-durations", action="store_true",
                      help=f"record each test's setup + call seconds into {DURATIONS.name} (the slow marker reads it)")
+    if not pluginmanager.has_plugin("xdist"):
+        # pyproject's addopts ask pytest-xdist for one worker per core (`-n auto --dist loadfile`); with the plugin
+        # off (`-p no:xdist`) or not installed, those two options are accepted and the tests run in this process
+        group = parser.getgroup("xdist", "pytest-xdist absent: its options accepted and ignored")
+        # `_addoption`: a lowercase short option, as pytest-xdist itself registers `-n`
+        group._addoption("-n", "--numprocesses", dest="numprocesses", default=None, help="ignored: no pytest-xdist")
+        group.addoption("--dist", dest="dist", default="no", help="ignored: no pytest-xdist")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each pytest process (each xdist worker too) gets its own RUNLOCAL_HOME: the in-process apps and the CLI's
+    children open the default benchmark store there (config.data_dir), and two workers creating or filling one
+    SQLite file at once would lock each other out or count each other's rows. Never the user's own store."""
+    home = tempfile.mkdtemp(prefix="runlocal-test-home-")
+    config.stash[_HOME] = (home, os.environ.get("RUNLOCAL_HOME"))
+    os.environ["RUNLOCAL_HOME"] = home
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home, before = config.stash.get(_HOME, (None, None))
+    if home:
+        shutil.rmtree(home, ignore_errors=True)
+        if before is None:
+            os.environ.pop("RUNLOCAL_HOME", None)
+        else:
+            os.environ["RUNLOCAL_HOME"] = before
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -164,7 +194,18 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
 _NEWLY_SLOW: list[str] = []
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """Under pytest-xdist the tests ran in the workers: each sends back what it timed (below), merged here."""
+    for key, seconds in getattr(node, "workeroutput", {}).get("durations", {}).items():
+        _DURATIONS[key] = _DURATIONS.get(key, 0.0) + seconds
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:           # an xdist worker: the controller alone writes the file
+        workeroutput["durations"] = dict(_DURATIONS)
+        return
     if not session.config.getoption("--write-durations") or not _DURATIONS:
         return
     old = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
