@@ -50,5 +50,7 @@ def test_the_committed_fit_still_gives_the_first_runs_figures():
     rows = build_rows(load_held_out("newbuilds2"))
     for kind in ("tg", "pp"):
         errors = [abs(predict_row(r, S.FIT, S.SPLIT_OVERHEAD_MS) / r.measured - 1) for r in rows if r.kind == kind]
-        moved = {"tg": 0.0, "pp": -0.2}[kind]     # the merge above
+        # the merge above; then session 22's fixes22c (a token's weight bytes counted at each tensor's type, the
+        # decode constants refit on the tuning records): decode 6.0 → 5.1 %
+        moved = {"tg": -0.9, "pp": -0.2}[kind]
         assert round(100 * statistics.median(errors), 1) == round(recorded[kind] + moved, 1), kind

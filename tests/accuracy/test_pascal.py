@@ -53,4 +53,7 @@ def test_first_run_is_what_the_committed_constants_give():
         measured, predicted = recorded[r.rec["test"]]
         assert r.measured == measured
         as_scored = dataclasses.replace(r, variant=None) if r.kind == "tg" else r
-        assert round(predict_row(as_scored, S.FIT, S.SPLIT_OVERHEAD_MS), 2) == predicted
+        # session 22 (fixes22c): a token's weight bytes counted at each tensor's type and the decode constants refit
+        # moved the decode's figure from the first run's 15.58 to 15.26 tokens/s; the prompt's is unchanged
+        today = {"tg": 15.26}.get(r.kind, predicted)
+        assert round(predict_row(as_scored, S.FIT, S.SPLIT_OVERHEAD_MS), 2) == today

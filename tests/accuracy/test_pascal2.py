@@ -51,5 +51,8 @@ def test_first_run_is_what_the_committed_constants_give():
     assert re.search(r"^gtx-1660-ti\s+7\.5\s+pp996\s+\S+\s+[\d.]+\s+-", text, re.M)
     rows = {r.rec["test"]: r for r in build_rows(load_held_out("pascal2"))}
     assert rows["tg512"].measured == float(m.group(1))
-    assert round(predict_row(rows["tg512"], S.FIT, S.SPLIT_OVERHEAD_MS), 2) == float(m.group(2))
+    # session 22 (fixes22c): a token's weight bytes counted at each tensor's type and the decode constants refit
+    # moved today's figure from the first run's (228.83, read from the file) to 231.59 tokens/s
+    assert float(m.group(2)) == 228.83
+    assert round(predict_row(rows["tg512"], S.FIT, S.SPLIT_OVERHEAD_MS), 2) == 231.59
     assert predict_row(rows["pp996"], S.FIT, S.SPLIT_OVERHEAD_MS) is None      # a GTX 16xx prompt: declined

@@ -3,22 +3,15 @@ prices and fits them — checked against hand computations written out here and 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from runlocal.hardware.catalog import find_device
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cpu_decode_accuracy.py"
-
 
 @pytest.fixture(scope="module")
 def cda():
-    spec = importlib.util.spec_from_file_location("cpu_decode_accuracy", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from runlocal.evidence import cpu_decode
+    return cpu_decode
 
 
 def test_records_follow_the_collection_rule(cda):

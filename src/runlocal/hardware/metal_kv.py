@@ -44,7 +44,7 @@ if TYPE_CHECKING:   # pragma: no cover
 
 # the share of a KV head's re-reads (by its 2nd … g-th query head) the GPU's cache serves; fitted by
 # evidence/speed_fit_metalkv.py fit_absorbed (least squares of log error, 0.01 steps) on the tuning rows it names
-ABSORBED = 0.53
+ABSORBED = 0.52   # 0.53 until session 22: refit on the same rows after fixes22c's byte-counted read and decode refit
 APPLIED = False     # plans keep the apple entry's KV factor: held-out backends3 had no records, backends4 too few
 SOURCE = ("ggml-metal.metal kernel_flash_attn_ext_vec (ikv2 = iq2/(ne02/ne_12_2)); ggml-metal-ops.cpp "
           "ggml_metal_op_flash_attn_ext: threadgroups (rows/nqptg, ne02 query heads, ne03*nwg)")
