@@ -107,6 +107,9 @@ def build() -> dict[str, Any]:
     models: dict[str, Any] = {}
     names: dict[str, dict[str, str | None]] = {}
     real_map, name_map = gguf_convert._gguf_name_map, gguf_convert._name_map
+    # a conversion kept from an earlier plan in this process would answer without asking the recorder
+    gguf_convert._gguf_tensors.cache_clear()
+    gguf_convert._CONVERTED.clear()
     for alias in catalog.aliases():
         spec = catalog.lookup(alias)
         arch = gguf_convert.converter_arch(spec)
