@@ -250,7 +250,7 @@ class SGLangRules:
         if amd and (where := GRAPHS_OFF_AMD.get(self.release)):
             return f"an AMD (ROCm) GPU: {self.ref} {where}"
         rules, lists = PREFILL_ARCH_RULES.get(self.release, {}), arch_lists(self.release)
-        mm = architecture in lists["multimodal_model_archs"] and architecture not in lists["mm_disabled_models"]
+        mm = self.multimodal(architecture)
         pw_ok = mm and architecture in lists["multimodal_piecewise_cuda_graph_supported_model_archs"]
         bcg_ok = mm and architecture in lists["multimodal_breakable_cuda_graph_supported_model_archs"]
         piecewise = "mm_breakable" not in rules or ("to_piecewise" in rules and pw_ok

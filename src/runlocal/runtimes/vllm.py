@@ -616,8 +616,9 @@ class VLLM:
         fallback = (f"vLLM {self._release_words()} falls back to V0 for Mllama (engine/arg_utils.py "
                     "_is_v1_supported_oracle: not is_v1_compatible): planned with V0's rules, --max-num-seqs 256 by "
                     "default",) if engine != self.engine else ()
-        p = mllama_profile(model, settings.parallel if settings.parallel > 1 else V0_MAX_NUM_SEQS)
-        return (*fallback, *([profile_words(p)] if p and engine in V0_ENGINES else []))
+        seqs = self.profiled_num_seqs(model, settings)
+        p = mllama_profile(model, seqs) if seqs else None
+        return (*fallback, *([profile_words(p)] if p else []))
 
     def _release_words(self) -> str:
         release = self._release()

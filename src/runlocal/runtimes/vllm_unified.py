@@ -28,9 +28,13 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from ..units import GiB, MiB
 from .base import Step, Target
+
+if TYPE_CHECKING:
+    from .versions import RuntimeVersion
 
 # The first release known to carry the check: issue #20305 reports "Free memory on device … on startup is less than
 # desired GPU memory utilization" on v0.9.1; the 0.8.5 wheel's gpu_worker.py has none (0.9.0 not read)
@@ -177,15 +181,23 @@ def budget_step(gpu: Target, utilization: float, budget: int) -> Step:
                 "vllm/v1/worker/utils.py request_memory: math.ceil(total_memory × gpu_memory_utilization)")
 
 
+def _vllm_release(planner) -> tuple[bool, RuntimeVersion | None]:
+    """(whether ``planner`` budgets by --gpu-memory-utilization, i.e. is vLLM's; its named release, None for the
+    current one)."""
+    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+        return False, None
+    return True, planner._release() if hasattr(planner, "_release") else None
+
+
 def starting_share(planner, targets: list[Target]) -> float | None:
     """The --gpu-memory-utilization a vLLM planner's release default would be lowered to so that it starts on these
     targets' unified NVIDIA devices (the largest that starts, where below the default); None for any other planner
     or device, or where the default starts. `best` plans a device with it, as `check`'s fix 1 offers it."""
-    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+    is_vllm, release = _vllm_release(planner)
+    if not is_vllm:
         return None
     from .versions import vllm_default_utilization, vllm_graphs_in_budget
 
-    release = planner._release() if hasattr(planner, "_release") else None
     default = vllm_default_utilization(release)
     # before v0.21 the CUDA graphs come on top of the budget (start_refusal's on_top; vllm.CUDA_GRAPH_BYTES)
     on_top = 0 if vllm_graphs_in_budget(release) else GRAPHS_ON_TOP
@@ -196,11 +208,11 @@ def starting_share(planner, targets: list[Target]) -> float | None:
 
 def plan_condition(planner, settings, targets: list[Target]) -> str | None:
     """start_condition for a vLLM plan's first unified NVIDIA device, at the plan's fraction and release."""
-    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+    is_vllm, release = _vllm_release(planner)
+    if not is_vllm:
         return None
     from .versions import vllm_graphs_in_budget
 
-    release = planner._release() if hasattr(planner, "_release") else None
     utilization = settings.vllm.gpu_memory_utilization
     on_top = 0 if vllm_graphs_in_budget(release) or settings.vllm.enforce_eager else GRAPHS_ON_TOP
     said = (start_condition(t, utilization, release.key if release else None, on_top) for t in targets if utilization)
@@ -210,12 +222,12 @@ def plan_condition(planner, settings, targets: list[Target]) -> str | None:
 def assumed_free_note(planner, device_ids: list[str]) -> str | None:
     """`best` / a list of rows: vLLM's command on a unified NVIDIA device whose free memory is assumed keeps the
     default fraction (no lower one is written from a guess); say what it needs instead."""
-    if getattr(getattr(planner, "levers", None), "budget", None) != "gpu_memory_utilization":
+    is_vllm, release = _vllm_release(planner)
+    if not is_vllm:
         return None
     from ..hardware.catalog import DEFAULT_UNIFIED_SHARE, load_devices
     from .versions import vllm_default_utilization
 
-    release = planner._release() if hasattr(planner, "_release") else None
     named = [d.id for d in load_devices() if d.id in device_ids and d.vendor == "nvidia" and d.unified_memory
              and not d.share_source]
     if not named:
