@@ -94,6 +94,28 @@ def longest_line(text: str) -> str:
     return max((norm(x) for x in text.splitlines()), key=len, default="")
 
 
+def in_round_clashes(records: list[dict]) -> list[str]:
+    """A round compared with itself (a rule's in-round test e): each text whose longest line (40 characters or more)
+    is another text's longest line or stands inside another text of the round."""
+    out = []
+    for a in records:
+        top = longest_line(a["text"])
+        if len(top) < 40:
+            continue
+        for b in records:
+            if b is not a and (top == longest_line(b["text"]) or top in norm(b["text"])):
+                out.append(f"{a['id']}: longest line also in {b['id']}: {top[:80]!r}")
+    return out
+
+
+def in_round_main(path: Path) -> int:
+    """Print each in-round clash of the round file ``path`` and return non-zero on any (the roundN_in_round.py scripts)."""
+    records = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    found = in_round_clashes(records)
+    print("\n".join(found) or f"{len(records)} records, no two share a longest line, none inside another text")
+    return 1 if found else 0
+
+
 def paste_line(text: str, produced: bool) -> str:
     """What a record's duplicate-paste test looks for in the corpus texts: its longest line, or for a text produced on
     this machine (round 62 on) the whole text. Such texts pass through the same installed libraries, so a library's
