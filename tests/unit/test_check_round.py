@@ -91,3 +91,17 @@ def test_a_produced_text_sharing_a_library_line_is_not_the_same_paste(tmp_path):
     r = _run("-c", code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "0 1 True"
+
+
+def test_in_round_clash_is_found_and_a_clean_round_passes(tmp_path):
+    # two texts ending on the same 40+-character line clash (either way round); a third with its own line does not
+    same = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    rows = [{"id": "a", "text": f"loading\n{same}"}, {"id": "b", "text": f"step 3\n{same}"},
+            {"id": "c", "text": "ValueError: no kernel image is available for execution on the device"}]
+    clashing, clean = tmp_path / "r1.jsonl", tmp_path / "r2.jsonl"
+    clashing.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    clean.write_text(json.dumps(rows[2]), encoding="utf-8")
+    code = "import sys, check_round; sys.exit(check_round.in_round_main(__import__('pathlib').Path(sys.argv[1])))"
+    bad, good = _run("-c", code, str(clashing)), _run("-c", code, str(clean))
+    assert bad.returncode == 1 and "a: longest line also in b" in bad.stdout and "b: longest line also in a" in bad.stdout
+    assert good.returncode == 0 and "1 records, no two share a longest line" in good.stdout
