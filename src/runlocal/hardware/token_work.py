@@ -35,13 +35,19 @@ _SKIP_ROLES = {"vision", "projector", "audio", "pos_embed"}
 _EXPERT_BIAS = re.compile(r"_exps\.|\.experts\.")
 
 
+def _routed(model: ModelSpec, t) -> bool:
+    """A routed expert's tensor or bias: a token reads the n_active of n_experts it reaches."""
+    return bool(model.n_experts) and (t.role.startswith("expert_")
+                                      or (t.role == "bias" and _EXPERT_BIAS.search(t.name) is not None))
+
+
 def _share(model: ModelSpec, t) -> float:
     role = t.role
     if role in _SKIP_ROLES:
         return 0.0
     if role == "embed":
         return 1.0 if model.tie_word_embeddings else 0.0
-    if model.n_experts and (role.startswith("expert_") or (role == "bias" and _EXPERT_BIAS.search(t.name))):
+    if _routed(model, t):
         return (model.n_experts_active or model.n_experts) / model.n_experts
     return 1.0
 
@@ -114,9 +120,8 @@ def _read_groups(model: ModelSpec, quant: str | None) -> tuple[ReadGroup, ...] |
     for t in view.tensors:
         if t.role in _SKIP_ROLES:
             continue
-        is_bias = t.role == "bias" and model.n_experts and _EXPERT_BIAS.search(t.name)
-        label = "routed experts" if is_bias else next((g for g, test in _GROUPS if test(t.role)),
-                                                      "other (norms, biases, router)")
+        label = "routed experts" if _routed(model, t) else next((g for g, test in _GROUPS if test(t.role)),
+                                                                "other (norms, biases, router)")
         stored, read, types = acc.get(label, (0.0, 0.0, {}))
         n = float(t.nbytes or 0)
         types[t.dtype or "?"] = types.get(t.dtype or "?", 0.0) + n
