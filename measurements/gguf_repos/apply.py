@@ -3,8 +3,9 @@ RULE.md by script (clauses a script can check: the evidence page is a huggingfac
 file named is a Q4_K_M GGUF that llama.cpp's -hf tag match would pick, the split flag agrees with the file name).
 `hf_source` is the repo's address, as in the hand-written entries; the page the file was seen on goes in `hf_seen`.
 A query 3 record (RULE.md Amendment 4) cites a run / download line in public code instead of a page: its `hf_seen`
-quotes that line and its find_string id. Records with no repo leave their entry untouched; a record `dropped` (RULE.md
-clause 5) takes hf off its entry. The last
+quotes that line and its find_string id. A query 4 record (Amendment 5, `evidence: "named"`) quotes its first source that
+names the repo with its Q4_K_M. Records with no repo leave their entry untouched; a record `dropped` (RULE.md clause 5)
+or `withdrawn` (Amendment 5: a DOUBTFUL repo not borne out by query 4) takes hf off its entry. The last
 line of an alias decides (RULE.md Amendment 3: query 2's lines follow query 1's); its `quants_only` (the whole GGUF
 listing the evidence page showed) becomes `hf_quants`, which published.py reads so as not to name a file the repo lacks.
 Run: python measurements/gguf_repos/apply.py [--check]"""
@@ -31,12 +32,24 @@ def cited_line(rec: dict) -> dict | None:
                 None)
 
 
+def named_source(rec: dict) -> dict | None:
+    """A query 4 record's first source whose quoted line names the repo and its Q4_K_M file (RULE.md Amendment 5)."""
+    hf, stem = rec["hf"].lower(), (rec["file"] or "").rsplit("/", 1)[-1].lower()
+    return next((s for s in rec.get("sources", []) if hf in s["line"].lower() and stem and stem in s["line"].lower()),
+                None)
+
+
 def problems(rec: dict) -> list[str]:
     hf, src, file = rec["hf"], rec["hf_source"] or "", rec["file"] or ""
     out = []
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", hf):
         out.append(f"{hf!r} is not owner/name")
-    if rec.get("evidence") == "code":     # RULE.md Amendment 4: a run / download line in public code
+    if rec.get("evidence") == "named":    # RULE.md Amendment 5: a source naming the repo with its Q4_K_M file
+        if named_source(rec) is None:
+            out.append(f"no source names {hf} with {file}")
+        if src and not src.startswith(f"https://huggingface.co/{hf}/"):
+            out.append(f"{src} is not a URL of {hf}")
+    elif rec.get("evidence") == "code":   # RULE.md Amendment 4: a run / download line in public code
         if cited_line(rec) is None:
             out.append(f"no cited line names {hf} with Q4_K_M")
         if src and not src.startswith(f"https://huggingface.co/{hf}/"):
@@ -70,6 +83,12 @@ def latest_records() -> dict[str, dict]:
     return latest
 
 
+def earlier_repos(alias: str) -> set[str]:
+    """The repos found.jsonl's lines have given an alias (a later line may replace one: RULE.md Amendment 5's re-check)."""
+    lines = (json.loads(line) for line in (HERE / "found.jsonl").read_text().splitlines() if line.strip())
+    return {rec["hf"] for rec in lines if rec["alias"] == alias and rec["hf"]}
+
+
 def place(entry: dict, rec: dict) -> dict:
     """The entry with hf, hf_source, hf_seen (and split) set, before `latest` as the hand-written entries have it."""
     seen = f"{rec['file']} listed at {rec['hf_source']} (measurements/gguf_repos: RULE.md, found.jsonl)"
@@ -78,6 +97,10 @@ def place(entry: dict, rec: dict) -> dict:
         seen = (f"`{hit.get('line')}` in public code (find_string id {hit.get('id')})"
                 + (f", file {rec['file']}" if rec["file"] else "")
                 + " (measurements/gguf_repos: RULE.md Amendment 4, found.jsonl)")
+    elif rec.get("evidence") == "named":
+        hit = named_source(rec) or {}
+        seen = (f"`{hit.get('line')}` ({hit.get('kind')} {hit.get('ref')}), file {rec['file']}"
+                " (measurements/gguf_repos: RULE.md Amendment 5, found.jsonl)")
     add = ({"hf": rec["hf"], "hf_source": f"https://huggingface.co/{rec['hf']}", "hf_seen": seen}
            | ({"split": True} if rec["split"] else {}) | ({"hf_quants": rec["quants_only"]} if rec.get("quants_only") else {}))
     out = {}
@@ -95,7 +118,7 @@ def main(check: bool) -> int:
     records = list(latest_records().values())
     bad = 0
     for rec in records:
-        if rec.get("dropped"):  # a repo found but not used (RULE.md clause 5): the entry keeps no hf
+        if rec.get("dropped") or rec.get("withdrawn"):  # RULE.md clause 5 / Amendment 5: the entry keeps no hf
             models[rec["alias"]] = {k: v for k, v in models[rec["alias"]].items() if k not in HF_KEYS}
             continue
         if rec["hf"] is None:
@@ -105,6 +128,8 @@ def main(check: bool) -> int:
             bad += 1
             continue
         entry = models[rec["alias"]]
+        if entry.get("hf") != rec["hf"] and entry.get("hf") in earlier_repos(rec["alias"]):
+            entry = {k: v for k, v in entry.items() if k not in HF_KEYS}  # a repo found.jsonl wrote, superseded
         if entry.get("hf") not in (None, rec["hf"]):
             print(f"{rec['alias']}: already has {entry.get('hf')}", file=sys.stderr)
             bad += 1

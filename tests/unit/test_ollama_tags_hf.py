@@ -46,7 +46,7 @@ def test_query_2_lines_follow_the_rule():
     session-20 repo gaining quants_only from its own why. A later line supersedes an earlier one: a not_queried line may
     be followed by the same target's query-2 line (session 21's helpers ran the targets in parts), never the reverse,
     and query 2 is run once per target."""
-    all_lines = [r for r in lines() if r.get("evidence") != "code" and r.get("query3") != "not_queried"]
+    all_lines = [r for r in lines() if r.get("evidence") not in ("code", "named") and r.get("query3") != "not_queried"]
     first = {r["alias"]: r for r in all_lines[:277]}
     assert len(first) == 277
     later = all_lines[277:]
@@ -80,8 +80,13 @@ def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
             continue
         if rec["hf"] is None:
             assert rec["hf_source"] is None and rec["file"] is None and rec["why"], rec
+            if rec.get("withdrawn"):                # RULE.md Amendment 5: a DOUBTFUL repo query 4 did not bear out
+                assert "hf" not in entry and "hf_seen" not in entry, rec
             continue
         assert entry["hf"] == rec["hf"]
+        if rec.get("evidence") == "named":          # RULE.md Amendment 5: checked in test_query_4_lines_follow_the_rule
+            assert rec["hf"] in entry["hf_seen"] and "Amendment 5" in entry["hf_seen"] and rec["file"] in entry["hf_seen"]
+            continue
         if rec.get("evidence") == "code":           # RULE.md Amendment 4: checked in test_query_3_lines_follow_the_rule
             assert rec["hf"] in entry["hf_seen"] and "Amendment 4" in entry["hf_seen"], rec
             continue
@@ -93,7 +98,10 @@ def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
 
 
 def test_every_hf_entry_names_its_own_repo_as_source():
-    """Every catalog entry with a GGUF repo (hand-written or found) cites a page of that very repo; 260 of 312 after
+    """Every catalog entry with a GGUF repo (hand-written or found) cites a page of that very repo; 265 of 312 after
+    session 23's query 4 on its 53 targets (found.jsonl's 53 `evidence: "named"` lines: 7 with a repo, 6 of them new
+    and falcon-40b-instruct's replacing its DOUBTFUL one; falcon-7b-instruct's DOUBTFUL repo withdrawn: 260 + 6 - 1),
+    which leaves 80 of the 82 query 3 repos deciding their alias; 260 after
     session 22's query 3 on all 133 targets (82 repos from public run / download lines, RULE.md Amendment 4); 178
     after session 21's query 2 on all 148 targets (catalog21: 1-34, catalog21b: 35-91, catalog21c: 92-148; 167 after targets
     1-34, 163 after session 20): a count from the
@@ -104,9 +112,11 @@ def test_every_hf_entry_names_its_own_repo_as_source():
         assert src == f"https://huggingface.co/{entry['hf']}" or src.startswith(f"https://huggingface.co/{entry['hf']}/"), alias
     found = {r["alias"] for r in records() if r["hf"] and not r.get("dropped")}
     by_code = {r["alias"] for r in records() if r["hf"] and r.get("evidence") == "code"}
+    by_name = {r["alias"] for r in records() if r["hf"] and r.get("evidence") == "named"}
     by_hand = {a for a in with_hf if a not in found}
-    assert found <= set(with_hf) and len(found) - len(by_code) == 143 and len(by_code) == 82
-    assert len(with_hf) == len(found) + len(by_hand) == 260
+    assert found <= set(with_hf) and len(found) - len(by_code) - len(by_name) == 143
+    assert len(by_code) == 80 and len(by_name) == 7
+    assert len(with_hf) == len(found) + len(by_hand) == 265
 
 
 def test_a_quant_the_repo_does_not_publish_is_not_pulled():
@@ -217,3 +227,46 @@ def test_query_3_commands_name_the_repo_the_code_names():
     assert not name.startswith("hf.co/") and "split" in (note or "")
     _, name, _ = ollama_model(lookup("qwen3-coder-30b-a3b"), "q4_k_m")
     assert name.startswith(("qwen3-coder:", "hf.co/unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF"))
+
+
+def test_query_4_lines_follow_the_rule():
+    """RULE.md Amendment 5: one query 4 line for each of targets4.tsv's 53 targets (the 51 without a repo, then the
+    DOUBTFUL falcon-7b-instruct and falcon-40b-instruct); each logs the earlier queries, then `find_string: <base>-GGUF`
+    (cut to 50), and `search code: <base> GGUF Q4_K_M` / `search docs: <repo_id> GGUF` only in that order (Amendment 5a).
+    A repo it gives passes clause 3's name test, is named with its Q4_K_M file by a quoted source, the file resolves by
+    llama.cpp's tag rule and its split flag agrees with its name. 7 of the 53 give a repo; falcon-7b-instruct's earlier
+    repo is withdrawn."""
+    targets = [line.split("\t")[:2] for line in (FOUND.parent / "targets4.tsv").read_text().splitlines()]
+    assert len(targets) == 53 and [t[0] for t in targets[-2:]] == ["falcon-7b-instruct", "falcon-40b-instruct"]
+    before: dict[str, dict] = {}
+    q4 = []
+    for rec in lines():
+        if rec.get("evidence") == "named":
+            q4.append(rec)
+            earlier = before[rec["alias"]]
+            base = rec["repo_id"].split("/")[-1]
+            asked = rec["queries"][len(earlier["queries"]):]
+            assert rec["queries"][:len(earlier["queries"])] == earlier["queries"]
+            allowed = [f"find_string: {f'{base}-GGUF'[:50]}", f"search code: {base} GGUF Q4_K_M",
+                       f"search docs: {rec['repo_id']} GGUF"]
+            assert asked == allowed[:len(asked)] and asked, rec
+            if rec["hf"]:
+                name = re.sub(r"-gguf$", "", rec["hf"].split("/")[1].lower())
+                assert name == base.lower(), rec                  # TheBloke, mradermacher, Qwen: no org_ prefix here
+                stem = rec["file"].rsplit("/", 1)[-1]
+                assert matches_tag(stem, "Q4_K_M") and stem.lower().endswith(".gguf"), rec
+                assert any(rec["hf"].lower() in s["line"].lower() and stem.lower() in s["line"].lower()
+                           for s in rec["sources"]), rec
+                assert rec["split"] == bool(re.search(r"-00001-of-\d{5}\.gguf$", stem)), rec
+        before[rec["alias"]] = rec
+    assert [[r["alias"], r["repo_id"]] for r in q4] == targets
+    assert sum(1 for r in q4 if r["hf"]) == 7
+    assert [r["withdrawn"] for r in q4 if r.get("withdrawn")] == ["tiiuae/falcon-7b-instruct-GGUF"]
+
+
+def test_query_4_commands_use_the_repo_the_source_names():
+    """TinyLlama 3T's Q4_K_M, downloaded by wllama's test fixture at a pinned revision of TheBloke's repo
+    (found.jsonl, Amendment 5); falcon-7b-instruct, its DOUBTFUL repo withdrawn, is no longer pulled from a repo."""
+    assert llama_server_model(lookup("tinyllama-1.1b-3t"), "q4_k_m") == [
+        "-hf", "TheBloke/TinyLlama-1.1B-intermediate-step-1431k-3T-GGUF:Q4_K_M"]
+    assert llama_server_model(lookup("falcon-7b-instruct"), "q4_k_m")[0] != "-hf"
