@@ -2,7 +2,9 @@
 of it (records.jsonl: the page, its own date, the figure as printed, the figure taken), not against the code's output.
 
 The figures below are worked by hand from the printed ranges (RULE.md: a range is taken at its midpoint):
-RTX 4060 Ti 16GB "$330–400" -> (330 + 400) / 2 = 365; RTX 3060 12GB "$220–280" -> (220 + 280) / 2 = 250.
+RTX 4060 Ti 16GB "$330–400" -> (330 + 400) / 2 = 365; RTX 3060 12GB "$220–280" -> (220 + 280) / 2 = 250;
+Tesla P40 "roughly $150-$300" -> (150 + 300) / 2 = 225 (session 23, RULE.md Amendment 1). The RTX 3090's is a single
+figure, "around $750" on eBay's sold listings (bestllmfor.com, 2026-05-16), taken as printed.
 """
 
 import json
@@ -15,10 +17,10 @@ from runlocal.choose import device_price, device_records
 from runlocal.hardware.catalog import find_device, load_sources
 
 RECORDS = Path(__file__).resolve().parents[2] / "measurements" / "used_prices" / "records.jsonl"
-# RULE.md came after this one: its page (local-llm.net) prints no date in the text the corpus returns, so it fails the
-# rule's date clause; it stays until the lead decides (measurements/used_prices/NOT_FOUND.md says so).
-BEFORE_THE_RULE = {"rtx-3090"}
-BY_HAND = {"rtx-4060-ti-16gb": 365, "rtx-3060-12gb": 250}
+# the RTX 3090's undated local-llm.net figure (700, from before RULE.md) was replaced in session 23 by a dated page's
+BEFORE_THE_RULE: set[str] = set()
+MIDPOINTS = {"rtx-4060-ti-16gb": 365, "rtx-3060-12gb": 250, "tesla-p40": 225}
+BY_HAND = MIDPOINTS | {"rtx-3090": 750}
 
 
 def records() -> dict[str, dict]:
@@ -41,11 +43,16 @@ def test_the_catalog_row_reads_back_against_its_record(card):
     assert rec["page_date"].startswith("2026-")                       # RULE.md: a page of 2026, dated to the day
 
 
-@pytest.mark.parametrize("card", sorted(BY_HAND))
+@pytest.mark.parametrize("card", sorted(MIDPOINTS))
 def test_the_figure_taken_is_the_midpoint_of_the_printed_range(card):
     rec = records()[card]
-    low, high = (int(x.replace(",", "")) for x in re.findall(r"\$([\d,]+)[–-]([\d,]+)", rec["figure_printed"])[-1])
+    low, high = (int(x.replace(",", "")) for x in re.findall(r"\$([\d,]+)[–-]\$?([\d,]+)", rec["figure_printed"])[0])
     assert rec["taken"] == "midpoint" and rec["figure_usd"] == round((low + high) / 2)
+
+
+def test_a_single_printed_figure_is_taken_as_printed():
+    rec = records()["rtx-3090"]
+    assert rec["taken"] == "single" and "$750" in rec["figure_printed"] and "eBay" in rec["figure_printed"]
 
 
 def test_best_used_prices_a_recorded_card_at_its_page_and_a_card_without_one_at_launch_saying_so():
