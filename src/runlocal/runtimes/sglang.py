@@ -39,7 +39,7 @@ from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .arch_support import OTHER_RUNTIMES
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .context_limit import sglang_context_refusal, sglang_default_note
+from .context_limit import sglang_context_refusal, sglang_default_note, sglang_planned_context_length
 from .published import catalog_vision_config, gpu_gfx_target, kernel_check, serve_path
 from .sglang_versions import (
     LLAMA2_PREFILL_CAP,
@@ -569,7 +569,7 @@ class SGLang:
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
         # --context-length: the model's own context, passed explicitly (context_limit.sglang_default_note)
-        ctx = settings.ctx or model.max_position_embeddings or 4096
+        ctx = sglang_planned_context_length(model, settings.ctx)
         if frac is None:
             # the command passes --context-length ctx and --model-path, so a release that clamps its prefill graphs
             # to either does
