@@ -292,11 +292,15 @@ def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
 
 
 def _unpublished_quant(spec, plan) -> list[str]:
-    """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py)."""
-    from .runtimes.published import unpublished_quant_note
+    """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py); a vision
+    model pulled with -hf: the projector llama-server also loads, not counted (published.hf_projector_note)."""
+    from .runtimes.flag_spelling import llamacpp_build
+    from .runtimes.published import hf_projector_note, unpublished_quant_note
 
-    note = unpublished_quant_note(spec, plan.runtime, plan.settings.quant)
-    return [note] if note else []
+    notes = (unpublished_quant_note(spec, plan.runtime, plan.settings.quant),
+             hf_projector_note(spec, plan.runtime, plan.settings.quant,
+                               llamacpp_build(getattr(plan.planner, "version", None))))
+    return [note for note in notes if note]
 
 
 def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_named: bool, with_fixes: bool = True,
