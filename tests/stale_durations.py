@@ -31,8 +31,10 @@ def _defines(source: str, kind: str, name: str) -> bool:
 def _sources() -> dict[str, str]:
     """Each test file's source by its file name (a duration key names the file, not its folder), and each folder's
     conftest.py by the folder's name (where a fixture defined there is keyed)."""
-    out = {p.name: p.read_text(encoding="utf-8") for p in TESTS.rglob("test_*.py")}
-    out.update({p.parent.name: p.read_text(encoding="utf-8") for p in TESTS.rglob("conftest.py")})
+    out: dict[str, str] = {}
+    for path in [*TESTS.rglob("test_*.py"), *TESTS.rglob("conftest.py")]:
+        key = path.parent.name if path.name == "conftest.py" else path.name
+        out[key] = out.get(key, "") + path.read_text(encoding="utf-8")   # two files of one name: either defines it
     return out
 
 
