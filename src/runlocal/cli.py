@@ -390,7 +390,7 @@ def best(
     ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
     runtime: str | None = typer.Option(None, "--runtime", "-r", help=RUNTIMES_HELP),
     budget: float | None = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
-    vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple"),
+    vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple | generic (CPU RAM)"),
     form: str | None = typer.Option(None, "--form", help="gpu (desktop) | laptop | apple | unified | cpu"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),

@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .errors import InputError
-
 
 def device_record(dev) -> dict[str, Any]:
     """One catalog device as every hardware door answers it."""
@@ -60,26 +58,15 @@ def hardware_records(query: str | None = None, *, min_memory: str | int | None =
     least ``min_memory`` of memory as marketed (a size, "24G"; a unified-memory system's whole RAM), of ``kind`` (the
     form factor the site's /hardware page and `best --form` filter by: gpu — a desktop card —, laptop, apple, unified,
     cpu) and ``vendor``; catalog order. Bad filter values raise InputError naming the field."""
-    from .hardware.catalog import load_devices, search_devices
-    from .shopping import FORM_FACTORS, form_factor
+    from .hardware.catalog import search_devices
+    from .shopping import FORM_FACTORS, VENDORS, form_factor, one_of
     from .units import parse_size
 
-    kind = _one_of("kind", kind, tuple(FORM_FACTORS))
-    vendor = _one_of("vendor", vendor, tuple(dict.fromkeys(d.vendor for d in load_devices())))
+    kind, vendor = one_of("kind", kind, tuple(FORM_FACTORS)), one_of("vendor", vendor, VENDORS)
     floor = parse_size(min_memory, field="min-memory") if min_memory is not None else None
     return [device_record(d) for d in search_devices(query)
             if (kind is None or form_factor(d) == kind) and (vendor is None or d.vendor == vendor)
             and (floor is None or d.memory_bytes >= floor)]
-
-
-def _one_of(field: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
-    """``value`` folded to one of ``allowed``, in shopping.shop_devices' words where it is not one."""
-    if value is None:
-        return None
-    word = value.strip().lower()
-    if word not in allowed:
-        raise InputError(f"{field}: expected one of {', '.join(allowed)}, got '{value.strip()}'")
-    return word
 
 
 def close_names(query: str) -> list[str]:

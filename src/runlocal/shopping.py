@@ -11,7 +11,10 @@ from .errors import InputError
 # catalog device kinds as people shop for them (a laptop GPU is kind "gpu" with form_factor "laptop")
 FORM_FACTORS = {"gpu": "Desktop GPU", "laptop": "Laptop GPU", "apple": "Mac", "unified": "Mini PC / unified memory",
                 "cpu": "CPU only"}
-VENDORS = ("nvidia", "amd", "intel", "apple")
+# the catalog's vendors (data/devices.json "vendor"; tests/unit/test_shop_filters.py keeps the two equal): "generic" is
+# the CPU-only RAM configurations ("CPU, 8-channel DDR5-4800"), so `--vendor generic` lists or ranks what `--form cpu`
+# does — accepted by every door (hardware, best, the API, MCP, the site), as `hardware` always accepted it
+VENDORS = ("nvidia", "amd", "intel", "apple", "generic")
 
 
 def form_factor(dev) -> str:
@@ -23,16 +26,24 @@ def form_factor(dev) -> str:
     return dev.kind
 
 
+def one_of(field: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
+    """A device filter's value folded to one of ``allowed`` (None where blank: no filter), the one check of `hardware`'s
+    --kind / --vendor and `best`'s --vendor / --form in every door; else an InputError naming the field, the values it
+    accepts and the value as given."""
+    word = (value or "").strip().lower()
+    if not word:
+        return None
+    if word not in allowed:
+        raise InputError(f"{field}: expected one of {', '.join(allowed)}, got '{(value or '').strip()}'")
+    return word
+
+
 def shop_devices(vendor: str | None = None, form: str | None = None) -> list | None:
     """The catalog devices of one vendor and/or form factor, for `best`'s ``devices``; None (every device) when
     neither is given."""
     from .hardware.catalog import load_devices
 
-    vendor, form = (vendor or "").strip().lower(), (form or "").strip().lower()
-    if vendor and vendor not in VENDORS:
-        raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{vendor}'")
-    if form and form not in FORM_FACTORS:
-        raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{form}'")
+    vendor, form = one_of("vendor", vendor, VENDORS), one_of("form", form, tuple(FORM_FACTORS))
     if not vendor and not form:
         return None
     return [d for d in load_devices() if (not vendor or d.vendor == vendor) and (not form or form_factor(d) == form)]

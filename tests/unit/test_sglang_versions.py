@@ -338,3 +338,28 @@ def test_up_to_0_4_8_model_runner_lowers_any_fraction_of_a_multimodal_model():
     assert budget_fraction("sglang==0.4.10")[1] is None                     # the vision-size rule instead
     text = check(CheckRequest(model="qwen2.5-7b", gpu="h100", runtime="sglang==0.4.6", use_measurements=False))[0]
     assert not any(s.label == "multimodal reduction" for s in text.allocation.steps)
+
+
+def test_the_vision_reduction_is_worked_out_once_and_is_the_one_applied(monkeypatch):
+    """One allocation asks vlm_reduction once: the unasked fraction it lowers and the words --explain prints come from
+    the same figure. Llama 3.2 Vision (num_hidden_layers 32, hidden_size 1280), by hand: 0.95 × (1 − 0.1 × (32 ×
+    1280² / (24 × 1024²) − 1)) = 0.95 × 0.891666… = 0.8470833…"""
+    from runlocal.model.catalog import lookup
+    from runlocal.plan import estimate
+    from runlocal.runtimes import sglang
+    from runlocal.runtimes.base import Settings, Target
+    from runlocal.units import GiB
+
+    model, h100 = lookup("llama-3.2-11b-vision"), Target("NVIDIA H100 80GB HBM3", "gpu", 79 * GiB, total=80 * GiB)
+    weights, asked = estimate(model, None), Settings(runtime="sglang")
+    calls: list[str] = []
+    real = sglang.vlm_reduction
+    monkeypatch.setattr(sglang, "vlm_reduction", lambda m, r: calls.append(m.architecture) or real(m, r))
+    alloc = sglang.SGLang().allocate(model, weights, asked, [h100])
+    assert len(calls) == 1
+    factor = 0.95 * (1 - 0.1 * (32 * 1280**2 / (24 * 1024**2) - 1))
+    assert any(a.startswith(f"vision model: SGLang lowers an unasked mem_fraction_static × {factor:.4f}")
+               for a in alloc.assumptions)
+    monkeypatch.setattr(sglang, "vlm_reduction", lambda m, r: None)      # the text model's own fraction
+    text = sglang.SGLang().allocate(model, weights, asked, [h100])
+    assert abs(alloc.settings.sglang.mem_fraction_static / text.settings.sglang.mem_fraction_static - factor) < 1e-9

@@ -34,6 +34,7 @@ from pathlib import Path
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 from runlocal.runtimes.base import Settings, Target
+from runlocal.runtimes.context_limit import vllm_planned_max_model_len
 from runlocal.runtimes.options import VLLMOptions
 from runlocal.runtimes.versions import VLLM_ENGINES, RuntimeVersion, parse_version, vllm_engine  # noqa: E402
 from runlocal.runtimes.vllm import (
@@ -157,7 +158,7 @@ def plan_record(rec: dict) -> dict | None:
         alloc = VLLM(engine=engine, enable_prefix_caching=bool(rec["settings"].get("enable_prefix_caching"))
                      ).allocate(model, weights, s, targets)
         out["alloc"] = alloc
-        out["budget"] = budget_split(model, weights, s.with_(ctx=s.ctx or model.max_position_embeddings), gpu,
+        out["budget"] = budget_split(model, weights, s.with_(ctx=vllm_planned_max_model_len(model, s.ctx)), gpu,
                                      engine)
         mbt = out["budget"].batched_tokens
     else:

@@ -60,6 +60,14 @@ _VLLM_UNSCALED = ("su", "longrope", "llama3")
 _VLLM_YARN_KINDS = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
 
 
+# The length each engine assumes where config.json states none (no key it reads): vLLM's "default_max_len = 2048"
+# ("Assuming the model's maximum length is %d", vllm/config/model.py _get_and_verify_max_len, vllm-project/vllm
+# 0052a5b8; vllm/config.py before the split, c0c2335c), SGLang's ``return 2048`` after its CONTEXT_LENGTH_KEYS
+# (python/sglang/srt/utils/hf_transformers_utils.py get_context_length, sgl-project/sglang 002fc100)
+VLLM_NO_LENGTH = 2048
+SGLANG_NO_LENGTH = 2048
+
+
 # vLLM releases that cap max_model_len at the tokenizer's model_max_length for a generative model: [first, end)
 TOKENIZER_CAP_RELEASES = ((0, 9, 1), (0, 9, 2))
 # tokenizer_config.json's model_max_length of catalog models where it is below their context, as public texts state it
@@ -124,6 +132,18 @@ def vllm_derived_max_model_len(model: ModelSpec, release: tuple[int, ...] | None
             derived = float(rope["original_max_position_embeddings"])
         derived = derived * float(rope.get("factor") or 1.0)
     return int(derived)
+
+
+def vllm_planned_max_model_len(model: ModelSpec, ctx: int | None) -> int:
+    """The --max-model-len a vLLM plan passes: the one asked, else the model's own context (max_position_embeddings,
+    set explicitly: vllm_default_note), else vLLM's own length for a config.json that states none (VLLM_NO_LENGTH)."""
+    return ctx or model.max_position_embeddings or VLLM_NO_LENGTH
+
+
+def sglang_planned_context_length(model: ModelSpec, ctx: int | None) -> int:
+    """The --context-length an SGLang plan passes: as vllm_planned_max_model_len, SGLang's own 2048 where config.json
+    states no length (SGLANG_NO_LENGTH)."""
+    return ctx or model.max_position_embeddings or SGLANG_NO_LENGTH
 
 
 def sglang_derived_context_length(model: ModelSpec) -> int | None:

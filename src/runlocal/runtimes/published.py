@@ -486,3 +486,29 @@ def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | No
     return (f"ctx {ctx:,} is beyond the {trained:,} tokens the model was trained for{have}: past them the output "
             f"degrades unless RoPE scaling stretches positions further — YaRN ×{factor} over {trained:,} "
             f"({how})")
+
+
+# llama-server loads a multimodal projector from b5331 (33eff402, "server : vision support via libmtmd", PR #12898;
+# a "build: 5331 (33eff402)" log names it) — b5330, its parent, has none; with -hf it takes the one the Hub's manifest
+# names beside the GGUF (common/arg.cpp common_params_handle_model: "auto_detected.mmprojFile", PR #13082), e.g.
+# "Downloading mmproj-BF16.gguf" for -hf unsloth/Qwen3.6-27B-MTP-GGUF:Q4_K_M (ggml-org/llama.cpp#23265); --no-mmproj
+# ("explicitly disable multimodal projector, useful when using -hf") loads none, and from PR #23425 downloads none
+HF_MMPROJ_BUILDS = (5330, 5331)
+
+
+def hf_projector_note(model: ModelSpec, runtime: str, quant: str | None, build: int | None) -> str | None:
+    """Said on a llama.cpp plan whose command pulls a vision / audio model with -hf: llama-server also loads the repo's
+    projector, on the first GPU once the layers are placed, which the plan does not count (its weights are the text
+    model's GGUF; the size is the tower at 16 bits, 1-D tensors F32, as ollama_projector.projector_bytes counts it).
+    None for a text model, a -m file, another runtime, or a build before b5331."""
+    from .ollama_projector import PROJECTOR_ROLES, projector_bytes
+
+    if runtime != "llama.cpp" or (build is not None and build < HF_MMPROJ_BUILDS[1]):
+        return None
+    if not any(t.role in PROJECTOR_ROLES for t in model.tensors) or llama_server_model(model, quant)[0] != "-hf":
+        return None
+    return (f"-hf also fetches the repo's multimodal projector (mmproj), where it publishes one, and llama-server loads "
+            f"it once the layers are placed (on the first GPU where there is one, after --fit's choice, which leaves it "
+            f"out): about {projector_bytes(model) / 2**30:.2f} GiB "
+            f"({model.vision_params:,} vision/audio parameters at 16 bits) and its compute buffer, not counted in this "
+            "plan; add --no-mmproj to serve text only (llama.cpp b5331 on, common/arg.cpp; llama.cpp#23265)")

@@ -39,7 +39,7 @@ from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .arch_support import OTHER_RUNTIMES
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .context_limit import sglang_context_refusal, sglang_default_note
+from .context_limit import sglang_context_refusal, sglang_default_note, sglang_planned_context_length
 from .published import catalog_vision_config, gpu_gfx_target, kernel_check, serve_path
 from .sglang_versions import (
     LLAMA2_PREFILL_CAP,
@@ -561,6 +561,12 @@ class SGLang:
         return min(bs, max_running) if max_running else bs
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
+        return self._defaults(model, settings, targets, vlm_reduction(model, self.release_rules))
+
+    def _defaults(self, model: ModelSpec, settings: Settings, targets: list[Target],
+                  vlm: tuple[float, str] | None) -> Settings:
+        """defaults() with the vision model's reduction already worked out (``vlm``: allocate's, which the budget's
+        words reuse)."""
         gpus = self._gpus(targets)
         tp, pp = max(1, settings.tp), max(1, settings.pp)
         gpu_mem = self._gpu_mem_mib(gpus)
@@ -569,13 +575,13 @@ class SGLang:
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
         # --context-length: the model's own context, passed explicitly (context_limit.sglang_default_note)
-        ctx = settings.ctx or model.max_position_embeddings or 4096
+        ctx = sglang_planned_context_length(model, settings.ctx)
         if frac is None:
             # the command passes --context-length ctx and --model-path, so a release that clamps its prefill graphs
             # to either does
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
                                                 tp, pp, mla, self.release_rules, ctx, serve_path(model, settings.quant),
-                                                _amd(gpus), model.architecture, vlm_reduction(model, self.release_rules))
+                                                _amd(gpus), model.architecture, vlm)
                     if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
@@ -586,14 +592,15 @@ class SGLang:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
-        s = self.defaults(model, settings, targets)
+        vlm = vlm_reduction(model, self.release_rules)    # once: the unasked fraction and --explain's words
+        s = self._defaults(model, settings, targets, vlm)
         gpus, refusal = self._gpus(targets), None
         if not gpus:
             gpus = [t for t in targets if t.kind == "unified"] or targets[:1]
             refusal = _no_gpu_refusal(gpus[0])
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
-        budget = self._budget(model, weights, s, gpus, n_gpu)
+        budget = self._budget(model, weights, s, gpus, n_gpu, vlm)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
         # NVFP4 by release: Blackwell only up to 0.5.11 (ModelOpt) / 0.5.21 (compressed-tensors), FP4 Marlin after
@@ -624,8 +631,9 @@ class SGLang:
                                        *_assumptions(model, s, budget, pool, host is not None and bool(gpus))))
 
     def _budget(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target],
-                n_gpu: int) -> _Budget:
-        """The static budget on the smallest GPU the server uses (every rank gets its pool)."""
+                n_gpu: int, vlm: tuple[float, str] | None) -> _Budget:
+        """The static budget on the smallest GPU the server uses (every rank gets its pool); ``vlm``: the vision
+        model's reduction _defaults applied to an unasked fraction (vlm_reduction)."""
         tp, pp = max(1, s.tp), max(1, s.pp)
         gpu = min(gpus[:n_gpu], key=lambda t: t.capacity)
         gpu_mem = self._gpu_mem_mib(gpus) or gpu.capacity / MiB
@@ -638,7 +646,7 @@ class SGLang:
                        free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
                        rules=self.release_rules, model_path=serve_path(model, s.quant), amd=_amd(gpus[:n_gpu]),
-                       architecture=model.architecture, vlm=vlm_reduction(model, self.release_rules), runner=runner)
+                       architecture=model.architecture, vlm=vlm, runner=runner)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

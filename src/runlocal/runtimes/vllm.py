@@ -70,6 +70,7 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .context_limit import (
     vllm_context_refusal,
     vllm_default_note,
+    vllm_planned_max_model_len,
     vllm_tokenizer_cap,
     vllm_tokenizer_capped,
     vllm_tokenizer_note,
@@ -265,7 +266,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     if v0:
         default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
     num_seqs = s.parallel if s.parallel > 1 else default_seqs
-    ctx = s.ctx or model.max_position_embeddings or 4096
+    ctx = vllm_planned_max_model_len(model, s.ctx)
     if s.vllm.max_num_batched_tokens:
         tokens = s.vllm.max_num_batched_tokens
     elif v0 and ctx <= V0_CHUNKED_PREFILL_FROM:
@@ -465,7 +466,7 @@ class VLLM:
         return settings.with_(
             # the model's own context, passed explicitly (context_limit.vllm_default_note says where vLLM's differs)
             # 0.9.1 caps it at the tokenizer's model_max_length (context_limit.vllm_tokenizer_capped)
-            ctx=vllm_tokenizer_capped(model, settings.ctx or model.max_position_embeddings or 4096,
+            ctx=vllm_tokenizer_capped(model, vllm_planned_max_model_len(model, settings.ctx),
                                       release.key if release else None),
             gpu_memory_utilization=settings.vllm.gpu_memory_utilization or vllm_default_utilization(self._release()),
             max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
@@ -479,7 +480,7 @@ class VLLM:
         if model.architecture == MLLAMA:
             alloc = replace(alloc, assumptions=(*self._mllama_words(model, settings), *alloc.assumptions))
         release = self._release()
-        note = vllm_tokenizer_note(model, settings.ctx or model.max_position_embeddings or 4096,
+        note = vllm_tokenizer_note(model, vllm_planned_max_model_len(model, settings.ctx),
                                    release.key if release else None)
         if note is None:
             return alloc
@@ -495,7 +496,7 @@ class VLLM:
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
         rank, gpu, b = smallest_rank(gpus[:max(1, settings.tp) * max(1, settings.pp) * max(1, settings.vllm.dp)],
                                lambda g: budget_split(model, weights, settings.with_(
-                                   ctx=settings.ctx or model.max_position_embeddings or 4096), g, engine,
+                                   ctx=vllm_planned_max_model_len(model, settings.ctx)), g, engine,
                                    vllm_graphs_in_budget(release), release.key if release else None, gpus[0]))
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()

@@ -175,12 +175,12 @@ async def model_page(request: Request, alias: str):
 @router.get("/hardware", response_class=HTMLResponse)
 def hardware_index(request: Request):
     from ..hardware.catalog import search_devices
-    from .pages import FORM_FACTORS, form_factor
+    from .pages import FORM_FACTORS, VENDORS, form_factor
 
     one, _ = params(request)
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
     rows = [d for d in search_devices(q) if (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
-    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS,
+    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS, vendors=VENDORS,
                 ignored=unknown_names(one, ("q", "kind", "vendor")))
 
 

@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
 from ..model.policy import ReadPolicy
-from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
+from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, one_of, shop_devices  # noqa: F401 (directory.py's)
 from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, unknown_names
 
 router = APIRouter(include_in_schema=False)
@@ -86,10 +86,8 @@ async def best_page(request: Request):
     result, error, sized = None, None, None
     try:
         model, sized = model_for(q["model"])
-        if q["vendor"] and q["vendor"] not in VENDORS:
-            raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
-        if q["form"] and q["form"] not in FORM_FACTORS:
-            raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
+        q["vendor"] = one_of("vendor", q["vendor"], VENDORS) or ""
+        q["form"] = one_of("form", q["form"], tuple(FORM_FACTORS)) or ""
         users = _users(q["users"]) if q["users"] else 1
         result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"] or None,
                                _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
