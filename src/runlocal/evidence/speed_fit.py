@@ -623,9 +623,10 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md; pascal2's rule sits at
-# measurements/speed/pascal2_queries.md beside its tuning file): kept out of round 1's
+# measurements/speed/pascal2_queries.md beside its tuning file; spark: the GB10 prompt round, speed_fit_spark.py): kept out
+# of round 1's
 LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo",
-                "pascal", "pascal2", "moeprefill", "moeprefill2", "moeprefill3")
+                "pascal", "pascal2", "moeprefill", "moeprefill2", "moeprefill3", "spark")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:
