@@ -1,5 +1,6 @@
 """The DGX Spark's tensor figures, derived from NVIDIA's own GB10 numbers (review22 finding 7), and the plan's reason for
-giving no prefill there (the held-out check in measurements/speed/held_out/gb10_prefill_first_run.txt failed)."""
+giving no prefill there (session 22's held-out check, held_out/gb10_prefill_first_run.txt, failed; session 23's fitted
+soc/cuda share: hardware/soc_prompt.py)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def test_a_spark_plan_says_why_it_gives_no_prefill():
     plan = check(CheckRequest(use_measurements=False, model="gpt-oss-20b", gpu="dgx-spark"))[0]
     assert plan.speed.get("prefill_tokens_per_s") is None
     why = plan.speed.get("prefill_not_predicted") or ""
-    # the measured rows it names are llama.cpp's own (benches/dgx-spark.md), quoted, not fitted
-    assert "71–89 %" in why and "3,782.8" in why and "1,937.5" in why
+    # session 23: the soc/cuda share is fitted (llama.cpp's own Spark table, b6918) but not applied to plans
+    assert "soc/cuda" in why and "b6918" in why and "not applied" in why
     assert plan.speed.get("decode_tokens_per_s")      # decode is unaffected
 
 

@@ -544,7 +544,8 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None, fa_tuning: list
     flash-attention row's time is the other constants'). Flash-attention rows at depth (speed_fit_fa.fa_priced, with
     ``fa_tuning``'s) fit FA_MMA_EFF alone; those at no depth, where the attention is a sliver of the time, fit the rest
     with their attention at the term (so the two are fitted in turn, from FA_EFF_START, until FA_MMA_EFF repeats)."""
-    fa_rows = [r for r in rows + (fa_tuning or []) if fa_priced(r) and at_depth(r)]
+    # a backend-scoped record fits its class/backend entry only, so its rows at depth fit no share of the global term
+    fa_rows = [r for r in rows + (fa_tuning or []) if fa_priced(r) and at_depth(r) and not backend_scoped(r)]
     rows = [r for r in rows if not (fa_priced(r) and at_depth(r))]
     saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR, S.FA_MMA_EFF
     try:
