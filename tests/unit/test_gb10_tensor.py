@@ -1,5 +1,6 @@
 """The DGX Spark's tensor figures, derived from NVIDIA's own GB10 numbers (review22 finding 7), and the plan's reason for
-giving no prefill there (the held-out check in measurements/speed/held_out/gb10_prefill_first_run.txt failed)."""
+giving no prefill there (session 22's held-out check, held_out/gb10_prefill_first_run.txt, failed; session 23's fitted
+soc/cuda share: hardware/soc_prompt.py)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,13 @@ def test_the_spark_tensor_figures_follow_from_nvidias_31_tflops_fp32_and_6144_co
     assert abs(spark.fp16_tflops / five070.fp16_tflops - 2.52 / 2.51) < 0.01
 
 
-def test_a_spark_plan_says_why_it_gives_no_prefill():
+def test_a_spark_plan_prices_quantized_prompts_only():
+    # session 23: the soc/cuda share (fitted on llama.cpp's own Spark table, b6918) is applied, unvalidated
+    # (tests/accuracy/test_speed_spark.py); float weights keep a reason, decode is the all-device entry's as before
     plan = check(CheckRequest(use_measurements=False, model="gpt-oss-20b", gpu="dgx-spark"))[0]
-    assert plan.speed.get("prefill_tokens_per_s") is None
-    why = plan.speed.get("prefill_not_predicted") or ""
-    # the measured rows it names are llama.cpp's own (benches/dgx-spark.md), quoted, not fitted
-    assert "71–89 %" in why and "3,782.8" in why and "1,937.5" in why
-    assert plan.speed.get("decode_tokens_per_s")      # decode is unaffected
+    assert plan.speed.get("prefill_tokens_per_s") and plan.speed.get("decode_tokens_per_s")
+    f16 = check(CheckRequest(use_measurements=False, model="qwen3-0.6b", gpu="dgx-spark", quant="F16"))[0]
+    assert f16.speed.get("prefill_tokens_per_s") is None and "float weights" in f16.speed["prefill_not_predicted"]
 
 
 def test_a_jetson_without_tensor_figures_says_so():

@@ -544,7 +544,7 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None, fa_tuning: list
     flash-attention row's time is the other constants'). Flash-attention rows at depth (speed_fit_fa.fa_priced, with
     ``fa_tuning``'s) fit FA_MMA_EFF alone; those at no depth, where the attention is a sliver of the time, fit the rest
     with their attention at the term (so the two are fitted in turn, from FA_EFF_START, until FA_MMA_EFF repeats)."""
-    fa_rows = [r for r in rows + (fa_tuning or []) if fa_priced(r) and at_depth(r)]
+    fa_rows = fa_share_rows(rows + (fa_tuning or []))
     rows = [r for r in rows if not (fa_priced(r) and at_depth(r))]
     saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR, S.FA_MMA_EFF
     try:
@@ -571,6 +571,12 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None, fa_tuning: list
         if v != parent:     # an entry equal to its fallback adds nothing
             kept[k] = v
     return kept, split_ms, attn, rates, knees, floors, fa_eff
+
+
+def fa_share_rows(rows: list[Row]) -> list[Row]:
+    """The rows FA_MMA_EFF is fitted on: flash-attention prompt rows at depth (speed_fit_fa.fa_priced), not a
+    backend-scoped record's — it fits its class/backend entry only (the DGX Spark's: evidence/speed_fit_spark.py)."""
+    return [r for r in rows if fa_priced(r) and at_depth(r) and not backend_scoped(r)]
 
 
 def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float, rates: dict[str, float],
@@ -623,9 +629,10 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md; pascal2's rule sits at
-# measurements/speed/pascal2_queries.md beside its tuning file): kept out of round 1's
+# measurements/speed/pascal2_queries.md beside its tuning file; spark: the GB10 prompt round, speed_fit_spark.py): kept out
+# of round 1's
 LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo",
-                "pascal", "pascal2", "moeprefill", "moeprefill2", "moeprefill3")
+                "pascal", "pascal2", "moeprefill", "moeprefill2", "moeprefill3", "spark")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

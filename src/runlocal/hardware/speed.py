@@ -672,7 +672,7 @@ def prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int
     """Why a plan's prompt is not predicted on its first GPU: a GTX 16xx's tensor-core kernels without tensor cores
     (nvidia_peak.tensor_core_gap), else a MoE prompt's gap (moe_prompt_gap); None where it is predicted."""
     return (tensor_core_gap(place.dev, place.backend, place.ggml) or moe_prompt_gap(model, place, quant, ubatch, alloc)
-            or soc_cuda_gap(place.dev, place.klass, f"{place.klass}/cuda" in FIT))
+            or soc_cuda_gap(place.dev, place.klass, f"{place.klass}/cuda" in FIT, is_float_quant(quant), place.ggml))
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:

@@ -25,6 +25,7 @@ from .metal_kv import APPLIED as METAL_KV_APPLIED
 from .metal_kv import SOURCE as METAL_KV_SOURCE
 from .metal_kv import explain_words as metal_kv_words
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
+from .soc_prompt import soc_cuda_words
 from .speed import (
     APPLE_CORE_TFLOPS,
     CPU,
@@ -244,7 +245,8 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
                       f"{micro}{borrowed}{_read_bound_words(p)}{p.kernel_path}",
                       f"{speed['prefill_tokens_per_s']} tokens/s" if p.prefill else
                       f"{figure:,.1f} tokens/s at the measured pageable rate (the range's low end)",
-                      f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"))
+                      f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"
+                      f"{soc_cuda_words(gpu.klass, dev.vendor) if gpu and dev else ''}"))
     if p.link_range and p.first_gpu:
         dev = p.first_gpu.dev
         formula, value = pageable_range_words(*p.link_range, p.cpu_weights, p.ubatch, dev.pcie if dev else None)
