@@ -1,8 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 72, 1 text off GitHub and Hugging Face, collect72's, scored once by the
-lead after diagnose22's tuning, FIRST_RUNS; rounds 1-71 are tuning data — round 61 (4 texts off GitHub, scored once by
+measurements/public_errors/held_out/: round 73, 40 failures produced here (not public), produce23's, scored once by
+the lead, FIRST_RUNS; rounds 1-72 are tuning data — round 61 (4 texts off GitHub, scored once by
 diagnose19), round 62 (42 failures produced here, scored once by the lead), round 63 (38 more produced here, scored
 once by diagnose19b), rounds 64 and 65 (39 public texts, collect64's threads found by the runtimes' own message
 strings and collect65's from trackers the corpus barely held, scored once together by the lead), rounds 66 and 67 (4
@@ -11,7 +11,8 @@ only in reading searches, scored once together by the lead after diagnose20b's a
 and 69 (43 public texts, collect68's errors people committed to public repositories and collect69's Hugging Face
 discussions, scored once together by the lead after diagnose21's tuning), round 70 (27 Hugging Face model discussions,
 collect70's, scored once by the lead after diagnose21b's tuning) and round 71 (13 Hugging Face discussions,
-collect71's, scored once by the lead after diagnose21c's tuning, FIRST_RUNS) the latest to join; round 60 found no
+collect71's, scored once by the lead after diagnose21c's tuning) and round 72 (1 text off GitHub and Hugging Face,
+collect72's, scored once by the lead after diagnose22's tuning, FIRST_RUNS) the latest to join; round 60 found no
 text — see runlocal.evidence.public_errors), each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted
 with it) also on its own, per runtime (as the thread states it), per category and per family, and the number of
 look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts called not-memory
@@ -378,6 +379,10 @@ FIRST_RUNS = (
     # cfac92c8 first, 40 queries; committed whole in 15c57f06): 1 text — no question-and-answer page and no takeable
     # memory failure came back; scored once by the lead after diagnose22's tuning (scoring/round72_first_run.txt): 1/1
     ("round 72 (web pages)", "2026-11-27", 1, 1, 1, 0, 1, "2329/2483"),
+    # round 73 (session 23): failures produced here a third time, scenarios rounds 62 and 63 did not use (produce23:
+    # rule and labels in round73_make/RULE.md, cb805d4f, before any script ran; committed whole in 3eda9bdf), scored once
+    # by the lead with no tuning since round 72 (scoring/round73_first_run.txt): not public texts — reported apart
+    ("round 73 (produced here, 3)", "2026-11-27", 40, 35, 36, 2, 20, "2330/2484"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -409,7 +414,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 66 (2026 memory)": (1, 2), "round 67 (seen-only threads)": (0, 1),
                     "round 68 (committed files)": (0, 5), "round 69 (HF discussions)": (0, 7),
                     "round 70 (HF discussions 2)": (0, 11), "round 71 (HF discussions 3)": (0, 2),
-                    "round 72 (web pages)": (0, 0)}
+                    "round 72 (web pages)": (0, 0),
+                    "round 73 (produced here, 3)": (2, 20)}
 
 # Until session 21 (diagnose21) the memory / not memory figure counted a look-alike answered `unknown` as a right "not
 # memory". The look-alikes each first run answered unknown, counted in its recorded output (scoring/roundN_first_run.txt,
