@@ -255,7 +255,8 @@ def _thinking_context(req: CheckRequest, spec, plan) -> list[str]:
 
     if plan.verdict not in ("fits", "tight"):
         return []
-    note = short_context_note(catalog_alias(spec), plan.settings.ctx, req.ctx is not None, plan.runtime)
+    cap = getattr(plan.planner, "served_context_cap", lambda _: None)(spec)
+    note = short_context_note(catalog_alias(spec), plan.settings.ctx, req.ctx is not None, plan.runtime, cap)
     return [note] if note else []
 
 
