@@ -229,9 +229,14 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # --max-num-seqs 1 is not offered: the plan reads parallel 1 as "not set" (the default)
         n = largest_guided(2, seqs - 1, lambda k: f.runs_room(s.with_(parallel=k))) if seqs > 2 else None
         if n:
+            first = len(f.tried)
             f.try_(f"Lower --max-num-seqs to {n}", s.with_(parallel=n),
-                   f"max_num_seqs {seqs} → {n}: the start-up profile encodes {n} dummy images, not {seqs} (its "
-                   "vision term is a lower bound: fewer may be needed; vllm#9445 started an A100 80 GB at 32)", 1)
+                   f"max_num_seqs {seqs} → {n}: the start-up profile encodes {n} dummy images, not {seqs}; {n} is the "
+                   "most its vision term allows, and that term is a lower bound (hidden states, the activation's "
+                   "output and the attention's buffers are not counted), so fewer may be needed: vllm#9445 started an "
+                   "A100 80 GB at 32", 1)
+            # the largest n a lower bound allows is the least safe value: said tight, never fits (review23 finding 3)
+            f.tried[first:] = [replace(t, verdict="tight") if t.verdict == "fits" else t for t in f.tried[first:]]
     elif s.parallel == PARALLEL_AUTO:
         # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
         # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)

@@ -279,7 +279,8 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release, tp)
     enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release, tp=tp)   # every rank runs it, MLP split over TP
     text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
-    mllama = mllama_profile(model, num_seqs) if v0 else None      # every rank runs the vision encoder whole
+    # every rank runs the vision encoder whole, its MLP's fc1 column-parallel (vllm_mllama.py)
+    mllama = mllama_profile(model, num_seqs, tp) if v0 else None
     if mllama:
         act, act_workers = max(act, mllama.peak), max(act_workers, mllama.peak)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
@@ -617,7 +618,7 @@ class VLLM:
                     "_is_v1_supported_oracle: not is_v1_compatible): planned with V0's rules, --max-num-seqs 256 by "
                     "default",) if engine != self.engine else ()
         seqs = self.profiled_num_seqs(model, settings)
-        p = mllama_profile(model, seqs) if seqs else None
+        p = mllama_profile(model, seqs, max(1, settings.tp)) if seqs else None
         return (*fallback, *([profile_words(p)] if p else []))
 
     def _release_words(self) -> str:
