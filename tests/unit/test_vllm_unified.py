@@ -44,7 +44,7 @@ def test_the_largest_share_that_starts_is_free_over_total_rounded_down():
     # by hand: 102.2 / 121.69 = 0.8398 → 0.83, the 0.82–0.83 MiaAI-Lab#47 runs at; 0.83 × 121.69 = 101.00 ≤ 102.2
     assert largest_share(spark(102.2)) == 0.83
     assert start_refusal(spark(102.2), 0.83, None) is None
-    assert "--gpu-memory-utilization 0.83 starts" in start_refusal(spark(102.2), 0.87, None)
+    assert "--gpu-memory-utilization 0.83 passes the start-up check" in start_refusal(spark(102.2), 0.87, None)
     # 67.92 / 121.69 = 0.5581 → 0.55 (0.55 × 121.69 = 66.93 ≤ 67.92; 0.56 × 121.69 = 68.15 > 67.92)
     assert largest_share(spark(67.92)) == 0.55
 
@@ -58,13 +58,16 @@ def test_a_release_before_the_check_does_not_refuse_in_its_words():
     assert start_refusal(spark(85.92), 0.92, (0, 9, 1)).startswith("Free memory on device cuda:0 (85.92/121.69 GiB)")
 
 
+ONE_GRAPHS = "0.82 is the largest whose budget and CUDA graphs the free memory covers"
+
+
 @pytest.mark.parametrize("runtime, first, share", [
     # by hand: before v0.21 the CUDA graphs (0.5 GiB) are captured after the KV cache, on top of the budget, so the
     # fraction that runs is ⌊(101.12 − 0.5) / 121.69⌋ = ⌊0.8268⌋ = 0.82 (0.83 × 121.69 + 0.5 = 101.50 > 101.12) — the
     # "0.82" MiaAI-Lab#47 gives as the workaround; from v0.21 they are inside it: ⌊101.12 / 121.69⌋ = 0.83
-    ("vllm==0.9.0", "Out of memory allocating the KV cache", "0.82 runs"),      # no check before 0.9.1
-    ("vllm==0.19.0", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.82 runs"),
-    ("vllm", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.83 starts"),
+    ("vllm==0.9.0", "Out of memory allocating the KV cache", ONE_GRAPHS),      # no check before 0.9.1
+    ("vllm==0.19.0", "Free memory on device cuda:0 (101.12/121.69 GiB)", ONE_GRAPHS),
+    ("vllm", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.83 passes the start-up check"),
 ])
 def test_one_fraction_rule_for_every_release(runtime, first, share):
     p = plan(model="llama-3.1-8b", gpu="dgx-spark", runtime=runtime)
@@ -89,12 +92,13 @@ def test_the_catalog_spark_refuses_the_default_and_starts_at_083():
     # 0.92 × 121.69 = 111.95 GiB > 101.12
     assert "(101.12/121.69 GiB)" in refused.allocation.refusal and "(0.92, 111.95 GiB)" in refused.allocation.refusal
     # 101.12 / 121.69 = 0.8310 → 0.83, the 0.82–0.83 the thread runs at; 0.83 × 121.69 = 101.00 GiB ≤ 101.12
-    assert "--gpu-memory-utilization 0.83 starts" in refused.allocation.refusal
+    assert "--gpu-memory-utilization 0.83 passes the start-up check" in refused.allocation.refusal
     started = plan(model="gpt-oss-120b", gpu="dgx-spark", runtime="vllm", gpu_memory_utilization=0.83)
     assert started.allocation.refusal is None and started.verdict != "does_not_fit"
     budget = next(st for st in started.allocation.steps if st.label == "budget")
     assert budget.value == f"{int(int(121.69 * GiB) * 0.83):,} B"
     assert "--gpu-memory-utilization 0.83" in started.command
+    assert "but the weights" not in refused.allocation.refusal     # gpt-oss-120b's MXFP4 (~61 GiB) fits 0.83's budget
     # the fix the plan offers is that fraction, and its KV pool is the started plan's
     fix = next(f for f in refused.fixes if "gpu_memory_utilization to 0.83" in f.title)
     assert f"KV pool {started.allocation.kv_cache_tokens:,} tokens" in fix.effect
@@ -105,6 +109,20 @@ def test_the_catalog_spark_refuses_the_default_and_starts_at_083():
     pasted = "ValueError: " + refused.allocation.refusal.split(" (vLLM refuses")[0] + "."
     doc = with_computed_fixes(diagnose_text(pasted))
     assert doc["fixes"][0]["command"].endswith("--gpu-memory-utilization 0.83")
+
+
+def test_a_fraction_that_only_clears_the_check_says_what_else_overflows():
+    """review23 finding 5: the 0.83 that passes the Spark's check is no fix for Llama-3.1-70B in BF16: 70,553,706,496
+    parameters × 2 B = 131.42 GiB of weights, over the 101.12 GiB free whatever the fraction."""
+    refused = plan(model="llama-3.1-70b", gpu="dgx-spark", runtime="vllm")
+    assert ("--gpu-memory-utilization 0.83 passes the start-up check: 0.83 × 121.69 = 101.00 GiB ≤ 101.12 GiB, but the "
+            "weights alone (131.42 GiB) exceed the 101.12 GiB free: see the fixes") in refused.allocation.refusal
+    # weights under the free memory but, with activations and non-torch memory, over 0.83's budget (by hand:
+    # ⌈0.83 × 121.69 GiB⌉ = 101.00 GiB < 101.5 GiB held): the check passes, the KV cache gets nothing
+    said = start_refusal(spark(102.2), 0.87, None, weights=90 * GiB, held=int(101.5 * GiB))
+    assert "0.83 passes the start-up check" in said
+    assert "but the weights, activations and non-torch memory (101.50 GiB) leave that budget no KV cache" in said
+    assert "but" not in start_refusal(spark(102.2), 0.87, None, weights=90 * GiB, held=100 * GiB).split("0.83 passes")[1]
 
 
 def test_the_jetson_totals_are_the_posted_device_lines():
@@ -118,7 +136,7 @@ def test_the_jetson_totals_are_the_posted_device_lines():
     # does: 47 / 61.35 = 0.7661 → 0.76 (0.76 × 61.35 = 46.63 ≤ 47; 0.77 × 61.35 = 47.24 > 47)
     orin = plan(model="qwen3-0.6b", gpu="jetson-agx-orin-64gb", runtime="vllm", vram="47G")
     assert "(47.0/61.35 GiB)" in orin.allocation.refusal and "as --vram gives it" in orin.allocation.refusal
-    assert "--gpu-memory-utilization 0.76 starts" in orin.allocation.refusal
+    assert "--gpu-memory-utilization 0.76 passes the start-up check" in orin.allocation.refusal
 
 
 @pytest.mark.parametrize("gpu, asked", [

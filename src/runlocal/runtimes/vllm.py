@@ -341,7 +341,8 @@ def _card(g: Target) -> tuple[str, int, int | None]:
 
 def _start_refusal(gpu: Target, b: Budget, release: RuntimeVersion | None) -> str | None:
     """vllm_unified.start_refusal at the plan's fraction, the CUDA graphs counted where they come on top of it."""
-    return start_refusal(gpu, b.utilization, release.key if release else None, b.graphs_on_top)
+    return start_refusal(gpu, b.utilization, release.key if release else None, b.graphs_on_top, b.weights,
+                         b.weights + b.activation + b.non_torch + (b.cuda_graphs if b.graphs_in_budget else 0))
 
 
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,

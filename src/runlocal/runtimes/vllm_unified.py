@@ -142,11 +142,15 @@ def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | 
             f"{dev.memory_gib:g} GiB, not measured on this device): check `free -g` and state yours with --vram")
 
 
-def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None, on_top: int = 0) -> str | None:
+def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None, on_top: int = 0,
+                  weights: int = 0, held: int = 0) -> str | None:
     """Where utilization × CUDA's total, with ``on_top`` (the CUDA graphs a release before v0.21 captures after the
     KV cache), exceeds the free memory planned: vLLM's start-up refusal in its words (from FREE_CHECK_FROM), else the
-    out-of-memory that follows, and the largest fraction that runs (one rule, largest_share). None where it runs, on
-    another device, or where the free figure is assumed (start_condition says what it needs instead)."""
+    out-of-memory that follows, and the largest fraction the free memory covers (one rule, largest_share). None where
+    it runs, on another device, or where the free figure is assumed (start_condition says what it needs instead).
+    ``weights`` (a GPU's) and ``held`` (all the budget holds before the KV cache: weights, activations, non-torch
+    memory): where they overflow that fraction's budget, the fraction clears the check and nothing more, said so
+    (review23 finding 5: "0.83 starts" beside 131.42 GiB of BF16 weights on a 101.12 GiB Spark)."""
     total = cuda_total(gpu)
     requested = math.ceil(total[0] * utilization) if total else 0
     if total is None or free_assumed(gpu) or requested + on_top <= gpu.capacity:
@@ -154,8 +158,15 @@ def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | No
     checked = release is None or release >= FREE_CHECK_FROM
     fits, free, whole = largest_share(gpu, on_top), gpu.capacity / GiB, total[0] / GiB
     graphs = f" + {on_top / GiB:.2f} GiB of CUDA graphs" if on_top else ""
-    fix = (f"--gpu-memory-utilization {fits:.2f} {'runs' if on_top else 'starts'}: {fits:.2f} × {whole:.2f} = "
+    clears = ("passes the start-up check" if checked and not on_top else
+              f"is the largest whose budget{' and CUDA graphs' if on_top else ''} the free memory covers")
+    fix = (f"--gpu-memory-utilization {fits:.2f} {clears}: {fits:.2f} × {whole:.2f} = "
            f"{fits * whole:.2f} GiB{graphs} ≤ {free:.2f} GiB" if fits and fits > 0 else "no fraction starts")
+    if fits and fits > 0 and weights > gpu.capacity:
+        fix += f", but the weights alone ({weights / GiB:.2f} GiB) exceed the {free:.2f} GiB free: see the fixes"
+    elif fits and fits > 0 and held > math.ceil(total[0] * fits):
+        fix += (f", but the weights, activations and non-torch memory ({held / GiB:.2f} GiB) leave that budget no KV "
+                "cache: see the fixes")
     why = (f"the fraction is of {total[1]}, while {free:.2f} GiB is free, {_free_words(gpu, total[2])}; the OS and page "
            f"cache hold the rest of the unified memory. {fix})")
     if checked and requested > gpu.capacity:
