@@ -219,3 +219,29 @@ def test_a_jetson_plan_of_an_older_release_counts_its_graphs_in_the_condition():
     assert p.verdict != "does_not_fit" and not p.allocation.refusal
     said = next(c for c in p.conditions if c.startswith("runs if at least"))
     assert re.search(r"at least 55\.7[12] GiB is free", said) and "0.50 GiB of CUDA graphs" in said
+
+
+def test_an_assumed_jetson_plan_says_which_free_figure_its_table_shows():
+    """review23 finding 6: the Jetson's table shows the plan at the free memory vLLM's start needs (by hand: 0.92 ×
+    61.35 = 56.44 GiB), the hardware note assumed 0.75 × 64 = 48 GiB; the condition names the table's figure and the
+    note no longer says the GPU "may use" 48.0 for this plan."""
+    request = CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="vllm", use_measurements=False)
+    p, notes = check(request)
+    row = next(d for d in p.allocation.devices if d.kind == "unified")
+    assert round(row.capacity / GiB, 2) == 56.44
+    said = next(c for c in p.conditions if c.startswith("runs if at least"))
+    assert "runs if at least 56.44 GiB is free when vLLM starts" in said and "the capacity the table shows" in said
+    assert "runlocal's own figure, 48.00 GiB free (0.75 × 64 GiB, not measured on this device), refuses nothing" in said
+    assert not any("GPU may use 48.0 of 64 GiB" in n for n in notes)
+    assert any("runlocal's assumed GPU share (48.0 of 64 GiB, not measured) is not what this vLLM plan is shown at"
+               in n for n in notes)
+    # another runtime plans at the share: its note stays
+    _, other = check(CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="llama.cpp",
+                                  use_measurements=False))
+    assert any("GPU may use 48.0 of 64 GiB (runlocal's assumed 75%" in n for n in other)
+    # --vram states the share: the note no longer calls it runlocal's assumed 75 %
+    _, stated = check(CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="vllm", vram="58G",
+                                   use_measurements=False))
+    assert any("GPU may use 58.0 of 64 GiB (as --vram gives it)" in n for n in stated)
+    assert not any("58.0 of 64 GiB (runlocal's assumed" in n for n in stated)
+

@@ -45,6 +45,7 @@ REFUSAL_START = "Free memory on device"     # how vLLM's start-up refusal begins
 # start_refusal's other two: the graphs captured after the KV cache (before v0.21), a release before the check
 REFUSAL_GRAPHS = "Out of memory capturing CUDA graphs: vLLM starts"
 REFUSAL_NO_CHECK = "Out of memory allocating the KV cache: vLLM"
+START_CONDITION = "runs if at least"        # how start_condition begins
 
 
 def refused_at_start(refusal: str | None) -> bool:
@@ -123,7 +124,8 @@ def planned_free(gpu: Target, utilization: float, on_top: int = 0) -> int:
 
 def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | None,
                     on_top: int = 0) -> str | None:
-    """Where the free memory is assumed: the free memory the plan holds under, and how to state the real figure."""
+    """Where the free memory is assumed: the free memory the plan holds under (the capacity planned_free gives the
+    table), and how to state the real figure."""
     total = cuda_total(gpu)
     if total is None or not free_assumed(gpu):
         return None
@@ -136,10 +138,26 @@ def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | 
              "this release has no start-up check, and the KV cache allocation runs out of memory")
     stops += " or the graph capture does" if on_top and "refuses" in stops else ""
     graphs = f", + {on_top / GiB:.2f} GiB of CUDA graphs captured after the KV cache in this release" if on_top else ""
-    return (f"runs if at least {(requested + on_top) / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × "
-            f"{total[1]}{graphs}); "
-            f"with less, {stops}: runlocal assumed {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
-            f"{dev.memory_gib:g} GiB, not measured on this device): check `free -g` and state yours with --vram")
+    # the table shows the plan at that free figure (planned_free), all of which vLLM then holds: said, so that its
+    # capacity column and the assumed share in the hardware note are not two unexplained figures (review23 finding 6)
+    return (f"{START_CONDITION} {(requested + on_top) / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × "
+            f"{total[1]}{graphs}), the capacity the table shows, all of which vLLM then holds; with less, {stops}. "
+            f"runlocal's own figure, {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
+            f"{dev.memory_gib:g} GiB, not measured on this device), refuses nothing: check `free -g` and "
+            "state yours with --vram")
+
+
+def assumed_share_note(note: str) -> str:
+    """hardware/targets.py's note on a unified device whose GPU share runlocal assumed ("GPU may use 48.0 of 64 GiB
+    (runlocal's assumed 75% …)"), as a vLLM plan with a start condition says it: that plan is shown at the free memory
+    its start-up check needs, not at the share (review23 finding 6); other notes as they are."""
+    head, sep, rest = note.partition(": unified memory, GPU may use ")
+    if not sep or "(runlocal's assumed " not in rest:
+        return note
+    share = rest.split(" (", 1)[0]
+    return (f"{head}: unified memory; runlocal's assumed GPU share ({share}, not measured) is not what this vLLM plan "
+            "is shown at: vLLM's start-up check compares its fraction of CUDA's total with the memory free, so the "
+            "plan is shown at the free memory that check needs (the condition above)")
 
 
 def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None, on_top: int = 0,
