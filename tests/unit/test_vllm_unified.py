@@ -245,3 +245,18 @@ def test_an_assumed_jetson_plan_says_which_free_figure_its_table_shows():
     assert any("GPU may use 58.0 of 64 GiB (as --vram gives it)" in n for n in stated)
     assert not any("58.0 of 64 GiB (runlocal's assumed" in n for n in stated)
 
+
+@pytest.mark.parametrize("runtime, column", [
+    # v0.20.0 on: MemorySnapshot.measure reads psutil.virtual_memory().available on an integrated GPU (vllm#35356,
+    # is_integrated; vllm#48140 confirms the figure in the refusal is MemAvailable on a GB10) — free's "available"
+    ("vllm", "check `free -g`'s available column (MemAvailable, what vLLM reads as free on an integrated GPU)"),
+    # before: the compute-capability list (Orin 8.7 / Thor 11.0 / Spark 12.1) from a release not read, else
+    # torch.cuda.mem_get_info = MemFree on a unified device (ollama#12283) — free's "free" column
+    ("vllm==0.10.2", "else its free column (MemFree, what torch.cuda.mem_get_info reads there)"),
+])
+def test_the_condition_names_the_free_column_the_release_compares(runtime, column):
+    """review23 finding 7: `free -g` prints both free and available; which one the check compares depends on the
+    release."""
+    p = plan(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime=runtime)
+    said = next(c for c in p.conditions if c.startswith("runs if at least"))
+    assert column in said

@@ -46,6 +46,8 @@ REFUSAL_START = "Free memory on device"     # how vLLM's start-up refusal begins
 REFUSAL_GRAPHS = "Out of memory capturing CUDA graphs: vLLM starts"
 REFUSAL_NO_CHECK = "Out of memory allocating the KV cache: vLLM"
 START_CONDITION = "runs if at least"        # how start_condition begins
+# psutil's available memory is vLLM's free figure on an integrated GPU at least from here (free_column)
+AVAILABLE_READ_FROM = (0, 20)
 
 
 def refused_at_start(refusal: str | None) -> bool:
@@ -122,6 +124,20 @@ def planned_free(gpu: Target, utilization: float, on_top: int = 0) -> int:
     return max(gpu.capacity, math.ceil(total[0] * utilization) + on_top)
 
 
+def free_column(release: tuple[int, ...] | None) -> str:
+    """Which of `free -g`'s columns is the figure this release's start-up check compares (review23 finding 7): on an
+    integrated GPU psutil's available memory (MemAvailable, the "available" column) — by is_integrated from vllm#35356,
+    read here from v0.20.0, and on Orin / Thor / Spark before it by a compute-capability list ((8, 7), (11, 0),
+    (12, 1), replaced by #35356), already in vLLM's code in September 2025 (quoted in ollama#12283) but from a release
+    not read here; before that list, torch.cuda.mem_get_info, the kernel's MemFree there (ollama#12283), the "free"
+    column. On a Jetson with a warm page cache the two differ by the cache's size."""
+    if release is None or release >= AVAILABLE_READ_FROM:
+        return "`free -g`'s available column (MemAvailable, what vLLM reads as free on an integrated GPU)"
+    return ("`free -g`'s available column (MemAvailable) if this release reads it on an integrated GPU as later ones "
+            "do (a list of Orin / Thor / Spark compute capabilities, in vLLM's code by September 2025, first release not "
+            "read here), else its free column (MemFree, what torch.cuda.mem_get_info reads there)")
+
+
 def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | None,
                     on_top: int = 0) -> str | None:
     """Where the free memory is assumed: the free memory the plan holds under (the capacity planned_free gives the
@@ -143,8 +159,8 @@ def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | 
     return (f"{START_CONDITION} {(requested + on_top) / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × "
             f"{total[1]}{graphs}), the capacity the table shows, all of which vLLM then holds; with less, {stops}. "
             f"runlocal's own figure, {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
-            f"{dev.memory_gib:g} GiB, not measured on this device), refuses nothing: check `free -g` and "
-            "state yours with --vram")
+            f"{dev.memory_gib:g} GiB, not measured on this device), refuses nothing: check {free_column(release)} and "
+            "state it with --vram")
 
 
 def assumed_share_note(note: str) -> str:
@@ -264,4 +280,5 @@ def assumed_free_note(planner, device_ids: list[str]) -> str | None:
     return (f"vllm on {', '.join(named)}: the command keeps the default --gpu-memory-utilization "
             f"{vllm_default_utilization(release):g}, which starts only if that share of CUDA's total is free; "
             f"runlocal assumes {DEFAULT_UNIFIED_SHARE:g} × RAM is free there, not measured, so it writes no lower "
-            "fraction: `runlocal check … --vram <free -g's figure>` gives the one that starts")
+            f"fraction: `runlocal check … --vram <GiB>` with the figure in {free_column(release.key if release else None)} "
+            "gives the one that starts")
