@@ -237,7 +237,7 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
     plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named, with_fixes=with_fixes,
                         with_concurrency=with_concurrency)
-    notes += _driver_context_note(plan) + _ram_bandwidth_note(plan, targets, req.gpu)
+    notes = _vllm_share_note(plan, notes) + _driver_context_note(plan) + _ram_bandwidth_note(plan, targets, req.gpu)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -255,7 +255,8 @@ def _thinking_context(req: CheckRequest, spec, plan) -> list[str]:
 
     if plan.verdict not in ("fits", "tight"):
         return []
-    note = short_context_note(catalog_alias(spec), plan.settings.ctx, req.ctx is not None, plan.runtime)
+    cap = getattr(plan.planner, "served_context_cap", lambda _: None)(spec)
+    note = short_context_note(catalog_alias(spec), plan.settings.ctx, req.ctx is not None, plan.runtime, cap)
     return [note] if note else []
 
 
@@ -372,6 +373,16 @@ def _vllm_start_condition(plan: Plan, targets) -> Plan:
 
     said = plan_condition(plan.planner, plan.allocation.settings, targets) if plan.planner is not None else None
     return replace(plan, conditions=(*plan.conditions, said)) if said else plan
+
+
+def _vllm_share_note(plan: Plan, notes: list[str]) -> list[str]:
+    """A vLLM plan shown at the free memory its start needs (_vllm_start_condition) does not also say the GPU "may use"
+    runlocal's assumed share (vllm_unified.assumed_share_note)."""
+    from .runtimes.vllm_unified import START_CONDITION, assumed_share_note
+
+    if not any(c.startswith(START_CONDITION) for c in plan.conditions):
+        return notes
+    return [assumed_share_note(n) for n in notes]
 
 
 def _settle_prompt_cache(plan: Plan) -> Plan:

@@ -66,6 +66,7 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
         _budget(f)
         f.start_share, first, old = start, len(f.tried), f.base.vllm.gpu_memory_utilization
         f.base = f.base.with_(gpu_memory_utilization=start)
+    _served_context_cap(f, asked)
     _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
@@ -81,6 +82,25 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
     if start is not None:
         _with_start_fraction(f, first, old, start)
     return f.fixes()
+
+
+def _served_context_cap(f: _Fixer, asked: Settings | None) -> None:
+    """A release that serves no longer context than a cap whatever --max-model-len asks (vLLM 0.9.1: the tokenizer's
+    model_max_length, runtimes/context_limit.vllm_tokenizer_cap, vllm/config.py get_and_verify_max_len, PR #20322).
+    The plan's settings already carry the capped context, so every lever re-planned from them lost the compromise
+    only by keeping the cut context, its command silently asking for the cap (review23 finding 1). The levers are
+    judged at the context asked instead (the cap still holds there: a lever is kept only for what else it changes),
+    and the one change that ends the compromise, asking for no more than is served, is offered first, saying why."""
+    cap = getattr(f.runtime, "served_context_cap", lambda _: None)(f.model)
+    # the context the runtime was asked for: the user's, else the model's own (vllm.VLLM.defaults' reading)
+    wanted = (asked.ctx if asked is not None else None) or f.model.max_position_embeddings or 4096
+    if not cap or cap >= wanted:
+        return
+    f.base = f.base.with_(ctx=wanted)
+    version = getattr(f.runtime, "version", None)
+    f.try_(f"Reduce context to {cap:,}", f.base.with_(ctx=cap),
+           f"context {wanted:,} → {cap:,} tokens: {f'release {version}' if version else 'this release'} serves no "
+           "longer whatever is asked (the cap said above), so the command asks for what runs", 1)
 
 
 def _with_start_fraction(f: _Fixer, first: int, old: float | None, start: float) -> None:
@@ -209,9 +229,14 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # --max-num-seqs 1 is not offered: the plan reads parallel 1 as "not set" (the default)
         n = largest_guided(2, seqs - 1, lambda k: f.runs_room(s.with_(parallel=k))) if seqs > 2 else None
         if n:
+            first = len(f.tried)
             f.try_(f"Lower --max-num-seqs to {n}", s.with_(parallel=n),
-                   f"max_num_seqs {seqs} → {n}: the start-up profile encodes {n} dummy images, not {seqs} (its "
-                   "vision term is a lower bound: fewer may be needed; vllm#9445 started an A100 80 GB at 32)", 1)
+                   f"max_num_seqs {seqs} → {n}: the start-up profile encodes {n} dummy images, not {seqs}; {n} is the "
+                   "most its vision term allows, and that term is a lower bound (hidden states, the activation's "
+                   "output and the attention's buffers are not counted), so fewer may be needed: vllm#9445 started an "
+                   "A100 80 GB at 32", 1)
+            # the largest n a lower bound allows is the least safe value: said tight, never fits (review23 finding 3)
+            f.tried[first:] = [replace(t, verdict="tight") if t.verdict == "fits" else t for t in f.tried[first:]]
     elif s.parallel == PARALLEL_AUTO:
         # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
         # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)

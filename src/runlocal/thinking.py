@@ -29,15 +29,23 @@ def thinking_family(alias: str | None) -> dict[str, Any] | None:
     return next((f for f in _families() if re.fullmatch(f["aliases"], alias)), None)
 
 
-def short_context_note(alias: str | None, ctx: int | None, asked: bool, runtime: str) -> str | None:
-    """The note for a thinking model planned at a context shorter than its family's reasoning: None otherwise."""
+def short_context_note(alias: str | None, ctx: int | None, asked: bool, runtime: str,
+                       served_cap: int | None = None) -> str | None:
+    """The note for a thinking model planned at a context shorter than its family's reasoning: None otherwise.
+    ``served_cap``: the longest context the release serves whatever is asked (vLLM 0.9.1's tokenizer cap,
+    runtimes/context_limit.py): a longer --ctx on this release is no remedy (review23 finding 1: the note told a
+    user who had asked --ctx 32768, and been served 16,384, to plan --ctx 32768)."""
     family = thinking_family(alias)
     if family is None or not ctx or ctx >= family["reasoning_tokens"]:
         return None
     budget = family["reasoning_tokens"]
+    head = f"{alias} thinks before it answers ({family['name']}) and its reasoning can run to {budget:,} tokens: "
+    tail = ", or turn thinking off for short replies (sources: data/thinking_models.json)"
+    if served_cap is not None and served_cap < budget:
+        whose = ("asked" if asked else f"{_CHOSEN_BY.get(runtime, runtime)} chose") if ctx < served_cap else \
+            "this release serves at most (whatever is asked)"
+        return (head + f"the {ctx:,}-token context {whose} can fill before a long answer ends — plan --ctx {budget} "
+                f"on a release that serves it (this one stops at {served_cap:,}) where the memory allows" + tail)
     whose = "asked" if asked else f"{_CHOSEN_BY.get(runtime, runtime)} chose"
-    return (f"{alias} thinks before it answers ({family['name']}) and its reasoning can run to {budget:,} tokens: "
-            f"the {ctx:,}-token context {whose} can fill before a long answer ends — plan --ctx {budget} where the "
-            f"memory allows{'' if asked else ' (the fixes give what a longer context costs)'}, or turn thinking off "
-            "for short replies "
-            "(sources: data/thinking_models.json)")
+    return (head + f"the {ctx:,}-token context {whose} can fill before a long answer ends — plan --ctx {budget} where "
+            f"the memory allows{'' if asked else ' (the fixes give what a longer context costs)'}" + tail)

@@ -14,21 +14,28 @@ from runlocal.runtimes.vllm_mllama import mllama_profile
 # intermediate_layers_indices [3, 7, 15, 23, 30]. Tokens per tile (560 / 14)² + 1 = 1,601, padded to a multiple of 8
 # (num_padding_patches = (8 − 1,601 % 8) % 8 = 7) = 1,608; R = 4 × 1,608 = 6,432.
 ROWS = 6432
-# mask R² × 2 B = 82,741,248; intermediate layers as a list and stacked: 2 × 5 × 6,432 × 1,280 × 2 B = 164,659,200
-PER_SEQ = 82_741_248 + 164_659_200          # 247,400,448 B = 235.9 MiB
+# mask R² × 2 B = 82,741,248; intermediate layers as a list and stacked: 2 × 5 × 6,432 × 1,280 × 2 B = 164,659,200;
+# MllamaVisionMLP's fc1 output in a global layer, held beside them: R × intermediate_size 5,120 × 2 B = 65,863,680
+# (review23 finding 3; at TP 2 fc1, a ColumnParallelLinear, gives each rank 2,560 columns: 32,931,840)
+PER_SEQ = 82_741_248 + 164_659_200 + 65_863_680          # 313,264,128 B = 298.8 MiB
 REQUEST = dict(model="llama-3.2-11b-vision", gpu="a100-80gb", ctx=1024, use_measurements=False)
 
 
 def test_the_vision_term_by_hand():
     p = mllama_profile(lookup("llama-3.2-11b-vision"), 256)
     assert p is not None and p.rows == ROWS and p.per_seq == PER_SEQ
-    assert round(p.peak / 2**30, 1) == 59.0 and round(32 * PER_SEQ / 2**30, 1) == 7.4     # the README's figures
+    assert round(p.peak / 2**30, 1) == 74.7 and round(32 * PER_SEQ / 2**30, 1) == 9.3     # the module's figures
+    assert mllama_profile(lookup("llama-3.2-11b-vision"), 256, tp=2).per_seq == 82_741_248 + 164_659_200 + 32_931_840
     assert mllama_profile(lookup("llama-3.1-8b"), 256) is None
 
 
 def test_vllm_9445_default_seqs_do_not_start_32_do():
-    """A100 80 GB, 0.6.3: budget 0.9 × 80 GiB = 72 GiB; weights 18.2 GiB + 256 × 235.9 MiB (59.0 GiB) leave nothing
-    for the KV cache (vLLM V0: "No available memory for the cache blocks"); at 32 the term is 7.4 GiB."""
+    """A100 80 GB, 0.6.3: budget 0.9 × 80 GiB = 72 GiB; weights 18.2 GiB + 256 × 298.8 MiB (74.7 GiB) leave nothing
+    for the KV cache (vLLM V0: "No available memory for the cache blocks"); at 32 the term is 9.3 GiB.
+    The fix offers the most sequences the lower bound allows, by hand: budget 0.9 × 85,899,345,920 = 77,309,411,328 B,
+    less the BF16 checkpoint's 19,551,051,840 B, V0's 350 MiB non-torch (367,001,600 B) and one request's KV blocks
+    (V0 needs max_model_len in blocks: 1,024 / 16 = 64 blocks × 16 × 131,072 B = 134,217,728 B) leaves 57,257,140,160 B,
+    // 313,264,128 = 182 (the review's "about 181"). A lower bound's largest n is the least safe one: tight, not fits."""
     default = check(CheckRequest(runtime="vllm==0.6.3", **REQUEST))[0]
     assert default.verdict == "does_not_fit" and default.allocation.refusal
     assert default.allocation.devices[0].compute == 256 * PER_SEQ
@@ -36,7 +43,8 @@ def test_vllm_9445_default_seqs_do_not_start_32_do():
     assert step.value == f"{256 * PER_SEQ:,} B"
     fix = next(f for f in default.fixes if f.title.startswith("Lower --max-num-seqs to "))
     n = int(fix.title.rsplit(" ", 1)[1])
-    assert 32 <= n < 256 and f"--max-num-seqs {n}" in fix.command          # #9445's 32 lies within what is offered
+    assert n == 182 and f"--max-num-seqs {n}" in fix.command          # #9445's 32 lies within what is offered
+    assert "verdict does not fit → tight" in fix.effect and "lower bound" in fix.effect
     started = check(CheckRequest(runtime="vllm==0.6.3", parallel=32, **REQUEST))[0]
     assert started.verdict == "fits" and started.allocation.devices[0].compute == 32 * PER_SEQ
     assert "--max-num-seqs 32" in started.command

@@ -65,7 +65,43 @@ def test_every_max_context_figure_is_the_capped_one():
     request = dict(model="deepseek-r1-distill-qwen-7b", gpu="h100", use_measurements=False)
     capped = check(CheckRequest(runtime="vllm==0.9.1", **request))[0]
     assert capped.max_context == 16384 and capped.to_dict()["max_context"] == 16384
-    assert capped.fixes and all("131,072" not in f.title + f.effect for f in capped.fixes)
+    # no fix offers the uncapped length (the first one names it as the "before" of the context it cuts: finding 1)
+    assert capped.fixes and all("131,072" not in f.title and "→ 131,072" not in f.effect for f in capped.fixes)
     asked = check(CheckRequest(runtime="vllm==0.9.1", ctx=32768, **request))[0]
     assert asked.max_context == 16384
     assert check(CheckRequest(runtime="vllm==0.9.2", **request))[0].max_context == 131072
+
+
+def test_fixes_above_the_cap_are_judged_at_the_context_asked():
+    """review23 finding 1: --ctx 32768 on 0.9.1 is served at 16,384 (the compromise, verdict tight). The plan at 16,384
+    is the same pool (vLLM's pool does not depend on max_model_len) and nothing is given up, so it fits: asking for the
+    cap is the fix, offered first, and it says the cap is why. Every other lever, re-planned from the capped settings,
+    used to claim "tight → fits" while its command silently asked for 16,384: judged at 32,768, the cap still holds,
+    so none of them ends the compromise and none is offered on an H100 (where 32,768 would start but for the cap)."""
+    request = dict(model="deepseek-r1-distill-qwen-7b", gpu="h100", runtime="vllm==0.9.1", use_measurements=False)
+    asked = check(CheckRequest(ctx=32768, **request))[0]
+    at_cap = check(CheckRequest(ctx=16384, **request))[0]
+    assert asked.verdict == "tight" and at_cap.verdict == "fits" and not at_cap.allocation.compromise
+    first = asked.fixes[0]
+    assert first.title == "Reduce context to 16,384" and first.command.endswith("--max-model-len 16384")
+    assert "context 32,768 → 16,384 tokens: release 0.9.1 serves no longer whatever is asked" in first.effect
+    assert len(asked.fixes) == 1
+    # where the asked context does not start at all (a 32B BF16 on one 24 GB card), the levers that make it start are
+    # offered at the context asked: their commands ask for it, not for the cap
+    small = check(CheckRequest(model="deepseek-r1-distill-qwen-32b", gpu="rtx-4090", runtime="vllm==0.9.1", ctx=32768,
+                               use_measurements=False))[0]
+    assert small.verdict == "does_not_fit" and small.fixes
+    for fix in small.fixes:
+        assert "--max-model-len 16384" not in fix.command, fix
+
+
+def test_the_thinking_note_does_not_send_a_capped_plan_to_the_context_it_asked():
+    """DeepSeek-R1's reasoning runs to 32,768 tokens (data/thinking_models.json); 0.9.1 serves 16,384 whatever is
+    asked, so "plan --ctx 32768" (what was asked) is no remedy on it: the note names the cap instead."""
+    request = dict(model="deepseek-r1-distill-qwen-7b", gpu="h100", runtime="vllm==0.9.1", use_measurements=False)
+    _, notes = check(CheckRequest(ctx=32768, **request))
+    said = [n for n in notes if "thinks before it answers" in n]
+    assert len(said) == 1 and "16,384-token context this release serves at most" in said[0]
+    assert "on a release that serves it (this one stops at 16,384)" in said[0]
+    _, notes = check(CheckRequest(ctx=32768, **{**request, "runtime": "vllm==0.9.2"}))
+    assert not any("thinks before it answers" in n for n in notes)        # 0.9.2 serves the 32,768 asked

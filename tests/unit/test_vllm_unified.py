@@ -44,7 +44,7 @@ def test_the_largest_share_that_starts_is_free_over_total_rounded_down():
     # by hand: 102.2 / 121.69 = 0.8398 → 0.83, the 0.82–0.83 MiaAI-Lab#47 runs at; 0.83 × 121.69 = 101.00 ≤ 102.2
     assert largest_share(spark(102.2)) == 0.83
     assert start_refusal(spark(102.2), 0.83, None) is None
-    assert "--gpu-memory-utilization 0.83 starts" in start_refusal(spark(102.2), 0.87, None)
+    assert "--gpu-memory-utilization 0.83 passes the start-up check" in start_refusal(spark(102.2), 0.87, None)
     # 67.92 / 121.69 = 0.5581 → 0.55 (0.55 × 121.69 = 66.93 ≤ 67.92; 0.56 × 121.69 = 68.15 > 67.92)
     assert largest_share(spark(67.92)) == 0.55
 
@@ -58,13 +58,16 @@ def test_a_release_before_the_check_does_not_refuse_in_its_words():
     assert start_refusal(spark(85.92), 0.92, (0, 9, 1)).startswith("Free memory on device cuda:0 (85.92/121.69 GiB)")
 
 
+ONE_GRAPHS = "0.82 is the largest whose budget and CUDA graphs the free memory covers"
+
+
 @pytest.mark.parametrize("runtime, first, share", [
     # by hand: before v0.21 the CUDA graphs (0.5 GiB) are captured after the KV cache, on top of the budget, so the
     # fraction that runs is ⌊(101.12 − 0.5) / 121.69⌋ = ⌊0.8268⌋ = 0.82 (0.83 × 121.69 + 0.5 = 101.50 > 101.12) — the
     # "0.82" MiaAI-Lab#47 gives as the workaround; from v0.21 they are inside it: ⌊101.12 / 121.69⌋ = 0.83
-    ("vllm==0.9.0", "Out of memory allocating the KV cache", "0.82 runs"),      # no check before 0.9.1
-    ("vllm==0.19.0", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.82 runs"),
-    ("vllm", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.83 starts"),
+    ("vllm==0.9.0", "Out of memory allocating the KV cache", ONE_GRAPHS),      # no check before 0.9.1
+    ("vllm==0.19.0", "Free memory on device cuda:0 (101.12/121.69 GiB)", ONE_GRAPHS),
+    ("vllm", "Free memory on device cuda:0 (101.12/121.69 GiB)", "0.83 passes the start-up check"),
 ])
 def test_one_fraction_rule_for_every_release(runtime, first, share):
     p = plan(model="llama-3.1-8b", gpu="dgx-spark", runtime=runtime)
@@ -89,12 +92,13 @@ def test_the_catalog_spark_refuses_the_default_and_starts_at_083():
     # 0.92 × 121.69 = 111.95 GiB > 101.12
     assert "(101.12/121.69 GiB)" in refused.allocation.refusal and "(0.92, 111.95 GiB)" in refused.allocation.refusal
     # 101.12 / 121.69 = 0.8310 → 0.83, the 0.82–0.83 the thread runs at; 0.83 × 121.69 = 101.00 GiB ≤ 101.12
-    assert "--gpu-memory-utilization 0.83 starts" in refused.allocation.refusal
+    assert "--gpu-memory-utilization 0.83 passes the start-up check" in refused.allocation.refusal
     started = plan(model="gpt-oss-120b", gpu="dgx-spark", runtime="vllm", gpu_memory_utilization=0.83)
     assert started.allocation.refusal is None and started.verdict != "does_not_fit"
     budget = next(st for st in started.allocation.steps if st.label == "budget")
     assert budget.value == f"{int(int(121.69 * GiB) * 0.83):,} B"
     assert "--gpu-memory-utilization 0.83" in started.command
+    assert "but the weights" not in refused.allocation.refusal     # gpt-oss-120b's MXFP4 (~61 GiB) fits 0.83's budget
     # the fix the plan offers is that fraction, and its KV pool is the started plan's
     fix = next(f for f in refused.fixes if "gpu_memory_utilization to 0.83" in f.title)
     assert f"KV pool {started.allocation.kv_cache_tokens:,} tokens" in fix.effect
@@ -105,6 +109,20 @@ def test_the_catalog_spark_refuses_the_default_and_starts_at_083():
     pasted = "ValueError: " + refused.allocation.refusal.split(" (vLLM refuses")[0] + "."
     doc = with_computed_fixes(diagnose_text(pasted))
     assert doc["fixes"][0]["command"].endswith("--gpu-memory-utilization 0.83")
+
+
+def test_a_fraction_that_only_clears_the_check_says_what_else_overflows():
+    """review23 finding 5: the 0.83 that passes the Spark's check is no fix for Llama-3.1-70B in BF16: 70,553,706,496
+    parameters × 2 B = 131.42 GiB of weights, over the 101.12 GiB free whatever the fraction."""
+    refused = plan(model="llama-3.1-70b", gpu="dgx-spark", runtime="vllm")
+    assert ("--gpu-memory-utilization 0.83 passes the start-up check: 0.83 × 121.69 = 101.00 GiB ≤ 101.12 GiB, but the "
+            "weights alone (131.42 GiB) exceed the 101.12 GiB free: see the fixes") in refused.allocation.refusal
+    # weights under the free memory but, with activations and non-torch memory, over 0.83's budget (by hand:
+    # ⌈0.83 × 121.69 GiB⌉ = 101.00 GiB < 101.5 GiB held): the check passes, the KV cache gets nothing
+    said = start_refusal(spark(102.2), 0.87, None, weights=90 * GiB, held=int(101.5 * GiB))
+    assert "0.83 passes the start-up check" in said
+    assert "but the weights, activations and non-torch memory (101.50 GiB) leave that budget no KV cache" in said
+    assert "but" not in start_refusal(spark(102.2), 0.87, None, weights=90 * GiB, held=100 * GiB).split("0.83 passes")[1]
 
 
 def test_the_jetson_totals_are_the_posted_device_lines():
@@ -118,7 +136,7 @@ def test_the_jetson_totals_are_the_posted_device_lines():
     # does: 47 / 61.35 = 0.7661 → 0.76 (0.76 × 61.35 = 46.63 ≤ 47; 0.77 × 61.35 = 47.24 > 47)
     orin = plan(model="qwen3-0.6b", gpu="jetson-agx-orin-64gb", runtime="vllm", vram="47G")
     assert "(47.0/61.35 GiB)" in orin.allocation.refusal and "as --vram gives it" in orin.allocation.refusal
-    assert "--gpu-memory-utilization 0.76 starts" in orin.allocation.refusal
+    assert "--gpu-memory-utilization 0.76 passes the start-up check" in orin.allocation.refusal
 
 
 @pytest.mark.parametrize("gpu, asked", [
@@ -201,3 +219,44 @@ def test_a_jetson_plan_of_an_older_release_counts_its_graphs_in_the_condition():
     assert p.verdict != "does_not_fit" and not p.allocation.refusal
     said = next(c for c in p.conditions if c.startswith("runs if at least"))
     assert re.search(r"at least 55\.7[12] GiB is free", said) and "0.50 GiB of CUDA graphs" in said
+
+
+def test_an_assumed_jetson_plan_says_which_free_figure_its_table_shows():
+    """review23 finding 6: the Jetson's table shows the plan at the free memory vLLM's start needs (by hand: 0.92 ×
+    61.35 = 56.44 GiB), the hardware note assumed 0.75 × 64 = 48 GiB; the condition names the table's figure and the
+    note no longer says the GPU "may use" 48.0 for this plan."""
+    request = CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="vllm", use_measurements=False)
+    p, notes = check(request)
+    row = next(d for d in p.allocation.devices if d.kind == "unified")
+    assert round(row.capacity / GiB, 2) == 56.44
+    said = next(c for c in p.conditions if c.startswith("runs if at least"))
+    assert "runs if at least 56.44 GiB is free when vLLM starts" in said and "the capacity the table shows" in said
+    assert "runlocal's own figure, 48.00 GiB free (0.75 × 64 GiB, not measured on this device), refuses nothing" in said
+    assert not any("GPU may use 48.0 of 64 GiB" in n for n in notes)
+    assert any("runlocal's assumed GPU share (48.0 of 64 GiB, not measured) is not what this vLLM plan is shown at"
+               in n for n in notes)
+    # another runtime plans at the share: its note stays
+    _, other = check(CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="llama.cpp",
+                                  use_measurements=False))
+    assert any("GPU may use 48.0 of 64 GiB (runlocal's assumed 75%" in n for n in other)
+    # --vram states the share: the note no longer calls it runlocal's assumed 75 %
+    _, stated = check(CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="vllm", vram="58G",
+                                   use_measurements=False))
+    assert any("GPU may use 58.0 of 64 GiB (as --vram gives it)" in n for n in stated)
+    assert not any("58.0 of 64 GiB (runlocal's assumed" in n for n in stated)
+
+
+@pytest.mark.parametrize("runtime, column", [
+    # v0.20.0 on: MemorySnapshot.measure reads psutil.virtual_memory().available on an integrated GPU (vllm#35356,
+    # is_integrated; vllm#48140 confirms the figure in the refusal is MemAvailable on a GB10) — free's "available"
+    ("vllm", "check `free -g`'s available column (MemAvailable, what vLLM reads as free on an integrated GPU)"),
+    # before: the compute-capability list (Orin 8.7 / Thor 11.0 / Spark 12.1) from a release not read, else
+    # torch.cuda.mem_get_info = MemFree on a unified device (ollama#12283) — free's "free" column
+    ("vllm==0.10.2", "else its free column (MemFree, what torch.cuda.mem_get_info reads there)"),
+])
+def test_the_condition_names_the_free_column_the_release_compares(runtime, column):
+    """review23 finding 7: `free -g` prints both free and available; which one the check compares depends on the
+    release."""
+    p = plan(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime=runtime)
+    said = next(c for c in p.conditions if c.startswith("runs if at least"))
+    assert column in said

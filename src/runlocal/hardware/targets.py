@@ -96,6 +96,8 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                 whose = ("" if dev.gpu_memory_share is not None else
                          f" (runlocal's assumed {DEFAULT_UNIFIED_SHARE:.0%}, not the device's limit: none is measured "
                          "for it)")
+                if usable is not None:
+                    whose = " (as --vram gives it)"     # not the assumed share the words above name (review23 #6)
                 if dev.share_source == LINUX_TTM_DEFAULT:
                     whose = " (Linux's default GTT limit, half the RAM: the ttm module's pages_limit raises it)"
                 notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of "

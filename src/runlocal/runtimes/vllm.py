@@ -280,7 +280,8 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release, tp)
     enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release, tp=tp)   # every rank runs it, MLP split over TP
     text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
-    mllama = mllama_profile(model, num_seqs) if v0 else None      # every rank runs the vision encoder whole
+    # every rank runs the vision encoder whole, its MLP's fc1 column-parallel (vllm_mllama.py)
+    mllama = mllama_profile(model, num_seqs, tp) if v0 else None
     if mllama:
         act, act_workers = max(act, mllama.peak), max(act_workers, mllama.peak)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
@@ -341,7 +342,8 @@ def _card(g: Target) -> tuple[str, int, int | None]:
 
 def _start_refusal(gpu: Target, b: Budget, release: RuntimeVersion | None) -> str | None:
     """vllm_unified.start_refusal at the plan's fraction, the CUDA graphs counted where they come on top of it."""
-    return start_refusal(gpu, b.utilization, release.key if release else None, b.graphs_on_top)
+    return start_refusal(gpu, b.utilization, release.key if release else None, b.graphs_on_top, b.weights,
+                         b.weights + b.activation + b.non_torch + (b.cuda_graphs if b.graphs_in_budget else 0))
 
 
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
@@ -618,7 +620,7 @@ class VLLM:
                     "_is_v1_supported_oracle: not is_v1_compatible): planned with V0's rules, --max-num-seqs 256 by "
                     "default",) if engine != self.engine else ()
         seqs = self.profiled_num_seqs(model, settings)
-        p = mllama_profile(model, seqs) if seqs else None
+        p = mllama_profile(model, seqs, max(1, settings.tp)) if seqs else None
         return (*fallback, *([profile_words(p)] if p else []))
 
     def _release_words(self) -> str:

@@ -15,9 +15,12 @@ Read in the sdists (0.6.2 and 0.10.2; measurements/vllm_gone/README.md, "Read be
   (image_size / patch_size)² + 1 class token, padded to a multiple of 8 (``num_padding_patches``): 1,601 → 1,608, so
   R = max_num_tiles × 1,608 = 6,432 rows; the 4D mask ``_prepare_aspect_ratio_attention_mask`` of R² in the vision
   dtype (bf16) = 78.9 MiB, live through both encoders; the intermediate layers' outputs (len(intermediate_layers_indices)
-  = 5 of R × hidden), kept as a list and then ``torch.stack``-ed beside it: 2 × 5 × 6,432 × 1,280 × 2 B = 157.0 MiB.
-  Together at least 236 MiB per sequence — a lower bound (hidden states, the mask's build, the MLP are left out): 59.0
-  GiB at 256 sequences, 7.4 at 32.
+  = 5 of R × hidden), kept as a list and then ``torch.stack``-ed beside it: 2 × 5 × 6,432 × 1,280 × 2 B = 157.0 MiB;
+  and, in every global-encoder layer while those are held (``output`` keeps the list, the stacked copy and the mask
+  are passed on), MllamaVisionMLP's fc1 output, R × intermediate_size (5,120) × 2 B = 62.8 MiB (fc1 is a
+  ColumnParallelLinear: intermediate_size / TP columns a rank; review23 finding 3). Together at least 298.7 MiB per
+  sequence — a lower bound (hidden states, the mask's build, the activation's output beside fc1's, the attention's
+  buffers are left out): 74.7 GiB at 256 sequences, 9.3 at 32.
 * The public outcomes agree: an A100 80 GB at --max-model-len 1024 on 0.6.3 ran out of memory and started with
   --max-num-seqs 32 (vllm-project/vllm#9445); the maintainer's advice max_num_seqs=16 after an OOM "in
   self.vision_model" (vllm-project/vllm#8879).
@@ -44,11 +47,19 @@ class MllamaProfile:
     hidden: int
     layers_kept: int            # len(intermediate_layers_indices)
     num_seqs: int
+    intermediate: int = 0       # vision_config intermediate_size: the MLP's fc1 output width
+    tp: int = 1                 # fc1 is column-parallel: intermediate / TP columns on each rank
+
+    @property
+    def mlp_width(self) -> int:
+        return self.intermediate // max(1, self.tp)
 
     @property
     def per_seq(self) -> int:
-        """The mask (R² × 2 B) plus the intermediate layers as a list and stacked (2 × R × hidden × n × 2 B)."""
-        return self.rows ** 2 * MASK_BYTES + 2 * self.rows * self.hidden * self.layers_kept * ACT_BYTES
+        """The mask (R² × 2 B), the intermediate layers as a list and stacked (2 × R × hidden × n × 2 B) and the
+        global layers' fc1 output held beside them (R × intermediate / TP × 2 B)."""
+        return (self.rows ** 2 * MASK_BYTES + 2 * self.rows * self.hidden * self.layers_kept * ACT_BYTES
+                + self.rows * self.mlp_width * ACT_BYTES)
 
     @property
     def peak(self) -> int:
@@ -56,12 +67,13 @@ class MllamaProfile:
 
     def formula(self) -> str:
         return (f"{self.num_seqs} dummy sequences × one image of {self.rows:,} rows (mask {self.rows:,}² × {MASK_BYTES} B "
-                f"+ 2 × {self.layers_kept} intermediate layers × {self.rows:,} × {self.hidden} × {ACT_BYTES} B = "
-                f"{self.per_seq / MiB:.1f} MiB)")
+                f"+ 2 × {self.layers_kept} intermediate layers × {self.rows:,} × {self.hidden} × {ACT_BYTES} B "
+                f"+ MLP fc1 {self.rows:,} × {self.mlp_width:,} × {ACT_BYTES} B = {self.per_seq / MiB:.1f} MiB)")
 
 
-def mllama_profile(model: ModelSpec, num_seqs: int) -> MllamaProfile | None:
-    """The V0 profile's vision-encoder term for an Mllama model (the catalog's vision_config), or None."""
+def mllama_profile(model: ModelSpec, num_seqs: int, tp: int = 1) -> MllamaProfile | None:
+    """The V0 profile's vision-encoder term for an Mllama model (the catalog's vision_config) on one of ``tp`` ranks,
+    or None."""
     if model.architecture != MLLAMA:
         return None
     vc = catalog_vision_config(model)
@@ -70,12 +82,7 @@ def mllama_profile(model: ModelSpec, num_seqs: int) -> MllamaProfile | None:
     per_tile = (int(vc["image_size"]) // int(vc["patch_size"])) ** 2 + 1
     padded = per_tile + (PATCH_PAD - per_tile % PATCH_PAD) % PATCH_PAD
     return MllamaProfile(int(vc["max_num_tiles"]) * padded, int(vc["hidden_size"]),
-                         len(vc["intermediate_layers_indices"]), num_seqs)
-
-
-def most_seqs(p: MllamaProfile, room: int) -> int:
-    """The largest --max-num-seqs whose vision term fits in ``room`` bytes (0 where not even one)."""
-    return max(0, room // p.per_seq)
+                         len(vc["intermediate_layers_indices"]), num_seqs, int(vc["intermediate_size"]), tp)
 
 
 def profile_words(p: MllamaProfile) -> str:
@@ -83,4 +90,4 @@ def profile_words(p: MllamaProfile) -> str:
             f"{p.peak / GiB:.2f} GiB ({p.per_seq / MiB:.1f} MiB a sequence; --max-num-seqs lowers it; vllm#9445)")
 
 
-__all__ = ["MLLAMA", "V0_FALLBACK_UNTIL", "MllamaProfile", "mllama_profile", "most_seqs", "profile_words"]
+__all__ = ["MLLAMA", "V0_FALLBACK_UNTIL", "MllamaProfile", "mllama_profile", "profile_words"]

@@ -45,6 +45,9 @@ REFUSAL_START = "Free memory on device"     # how vLLM's start-up refusal begins
 # start_refusal's other two: the graphs captured after the KV cache (before v0.21), a release before the check
 REFUSAL_GRAPHS = "Out of memory capturing CUDA graphs: vLLM starts"
 REFUSAL_NO_CHECK = "Out of memory allocating the KV cache: vLLM"
+START_CONDITION = "runs if at least"        # how start_condition begins
+# psutil's available memory is vLLM's free figure on an integrated GPU at least from here (free_column)
+AVAILABLE_READ_FROM = (0, 20)
 
 
 def refused_at_start(refusal: str | None) -> bool:
@@ -121,9 +124,24 @@ def planned_free(gpu: Target, utilization: float, on_top: int = 0) -> int:
     return max(gpu.capacity, math.ceil(total[0] * utilization) + on_top)
 
 
+def free_column(release: tuple[int, ...] | None) -> str:
+    """Which of `free -g`'s columns is the figure this release's start-up check compares (review23 finding 7): on an
+    integrated GPU psutil's available memory (MemAvailable, the "available" column) — by is_integrated from vllm#35356,
+    read here from v0.20.0, and on Orin / Thor / Spark before it by a compute-capability list ((8, 7), (11, 0),
+    (12, 1), replaced by #35356), already in vLLM's code in September 2025 (quoted in ollama#12283) but from a release
+    not read here; before that list, torch.cuda.mem_get_info, the kernel's MemFree there (ollama#12283), the "free"
+    column. On a Jetson with a warm page cache the two differ by the cache's size."""
+    if release is None or release >= AVAILABLE_READ_FROM:
+        return "`free -g`'s available column (MemAvailable, what vLLM reads as free on an integrated GPU)"
+    return ("`free -g`'s available column (MemAvailable) if this release reads it on an integrated GPU as later ones "
+            "do (a list of Orin / Thor / Spark compute capabilities, in vLLM's code by September 2025, first release not "
+            "read here), else its free column (MemFree, what torch.cuda.mem_get_info reads there)")
+
+
 def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | None,
                     on_top: int = 0) -> str | None:
-    """Where the free memory is assumed: the free memory the plan holds under, and how to state the real figure."""
+    """Where the free memory is assumed: the free memory the plan holds under (the capacity planned_free gives the
+    table), and how to state the real figure."""
     total = cuda_total(gpu)
     if total is None or not free_assumed(gpu):
         return None
@@ -136,17 +154,37 @@ def start_condition(gpu: Target, utilization: float, release: tuple[int, ...] | 
              "this release has no start-up check, and the KV cache allocation runs out of memory")
     stops += " or the graph capture does" if on_top and "refuses" in stops else ""
     graphs = f", + {on_top / GiB:.2f} GiB of CUDA graphs captured after the KV cache in this release" if on_top else ""
-    return (f"runs if at least {(requested + on_top) / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × "
-            f"{total[1]}{graphs}); "
-            f"with less, {stops}: runlocal assumed {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
-            f"{dev.memory_gib:g} GiB, not measured on this device): check `free -g` and state yours with --vram")
+    # the table shows the plan at that free figure (planned_free), all of which vLLM then holds: said, so that its
+    # capacity column and the assumed share in the hardware note are not two unexplained figures (review23 finding 6)
+    return (f"{START_CONDITION} {(requested + on_top) / GiB:.2f} GiB is free when vLLM starts ({utilization:g} × "
+            f"{total[1]}{graphs}), the capacity the table shows, all of which vLLM then holds; with less, {stops}. "
+            f"runlocal's own figure, {gpu.capacity / GiB:.2f} GiB free ({DEFAULT_UNIFIED_SHARE:g} × "
+            f"{dev.memory_gib:g} GiB, not measured on this device), refuses nothing: check {free_column(release)} and "
+            "state it with --vram")
 
 
-def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None, on_top: int = 0) -> str | None:
+def assumed_share_note(note: str) -> str:
+    """hardware/targets.py's note on a unified device whose GPU share runlocal assumed ("GPU may use 48.0 of 64 GiB
+    (runlocal's assumed 75% …)"), as a vLLM plan with a start condition says it: that plan is shown at the free memory
+    its start-up check needs, not at the share (review23 finding 6); other notes as they are."""
+    head, sep, rest = note.partition(": unified memory, GPU may use ")
+    if not sep or "(runlocal's assumed " not in rest:
+        return note
+    share = rest.split(" (", 1)[0]
+    return (f"{head}: unified memory; runlocal's assumed GPU share ({share}, not measured) is not what this vLLM plan "
+            "is shown at: vLLM's start-up check compares its fraction of CUDA's total with the memory free, so the "
+            "plan is shown at the free memory that check needs (the condition above)")
+
+
+def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | None, on_top: int = 0,
+                  weights: int = 0, held: int = 0) -> str | None:
     """Where utilization × CUDA's total, with ``on_top`` (the CUDA graphs a release before v0.21 captures after the
     KV cache), exceeds the free memory planned: vLLM's start-up refusal in its words (from FREE_CHECK_FROM), else the
-    out-of-memory that follows, and the largest fraction that runs (one rule, largest_share). None where it runs, on
-    another device, or where the free figure is assumed (start_condition says what it needs instead)."""
+    out-of-memory that follows, and the largest fraction the free memory covers (one rule, largest_share). None where
+    it runs, on another device, or where the free figure is assumed (start_condition says what it needs instead).
+    ``weights`` (a GPU's) and ``held`` (all the budget holds before the KV cache: weights, activations, non-torch
+    memory): where they overflow that fraction's budget, the fraction clears the check and nothing more, said so
+    (review23 finding 5: "0.83 starts" beside 131.42 GiB of BF16 weights on a 101.12 GiB Spark)."""
     total = cuda_total(gpu)
     requested = math.ceil(total[0] * utilization) if total else 0
     if total is None or free_assumed(gpu) or requested + on_top <= gpu.capacity:
@@ -154,8 +192,15 @@ def start_refusal(gpu: Target, utilization: float, release: tuple[int, ...] | No
     checked = release is None or release >= FREE_CHECK_FROM
     fits, free, whole = largest_share(gpu, on_top), gpu.capacity / GiB, total[0] / GiB
     graphs = f" + {on_top / GiB:.2f} GiB of CUDA graphs" if on_top else ""
-    fix = (f"--gpu-memory-utilization {fits:.2f} {'runs' if on_top else 'starts'}: {fits:.2f} × {whole:.2f} = "
+    clears = ("passes the start-up check" if checked and not on_top else
+              f"is the largest whose budget{' and CUDA graphs' if on_top else ''} the free memory covers")
+    fix = (f"--gpu-memory-utilization {fits:.2f} {clears}: {fits:.2f} × {whole:.2f} = "
            f"{fits * whole:.2f} GiB{graphs} ≤ {free:.2f} GiB" if fits and fits > 0 else "no fraction starts")
+    if fits and fits > 0 and weights > gpu.capacity:
+        fix += f", but the weights alone ({weights / GiB:.2f} GiB) exceed the {free:.2f} GiB free: see the fixes"
+    elif fits and fits > 0 and held > math.ceil(total[0] * fits):
+        fix += (f", but the weights, activations and non-torch memory ({held / GiB:.2f} GiB) leave that budget no KV "
+                "cache: see the fixes")
     why = (f"the fraction is of {total[1]}, while {free:.2f} GiB is free, {_free_words(gpu, total[2])}; the OS and page "
            f"cache hold the rest of the unified memory. {fix})")
     if checked and requested > gpu.capacity:
@@ -235,4 +280,5 @@ def assumed_free_note(planner, device_ids: list[str]) -> str | None:
     return (f"vllm on {', '.join(named)}: the command keeps the default --gpu-memory-utilization "
             f"{vllm_default_utilization(release):g}, which starts only if that share of CUDA's total is free; "
             f"runlocal assumes {DEFAULT_UNIFIED_SHARE:g} × RAM is free there, not measured, so it writes no lower "
-            "fraction: `runlocal check … --vram <free -g's figure>` gives the one that starts")
+            f"fraction: `runlocal check … --vram <GiB>` with the figure in {free_column(release.key if release else None)} "
+            "gives the one that starts")
