@@ -38,15 +38,22 @@ flash attention     none before v0.1.39 (no OLLAMA_FLASH_ATTENTION: e15307fdf #4
                     v0.1.40): runtimes/ollama_flash.py.
 KV cache type       f16 in every release before v0.5.0 (ollama_flash.KV_CACHE_TYPE_FROM).
 
-Read but with nothing to switch in runlocal's plan: OLLAMA_GPU_OVERHEAD from v0.3.10 (b05c9e83d, #5922; runlocal reads it
+Read but with nothing to switch in runlocal's plan: the projector counted in Ollama's own estimate on the first GPU
+from v0.1.33 (llm/memory.go EstimateGPULayers: memoryMinimum += projectorMemoryRequirements), not counted before
+(v0.1.32 llm/llm.go hands it to the server only) — the plan puts it on the first GPU in every release before v0.30
+(versions.ollama_projector_rule); OLLAMA_GPU_OVERHEAD from v0.3.10 (b05c9e83d, #5922; runlocal reads it
 only in the v0.7.1 – v0.11.4 estimator and the v0.15.5+ context tiers); OLLAMA_MAX_LOADED_MODELS from v0.1.33 (runlocal
 plans one model). Not ported: Ollama's own layer estimate, which sets --n-gpu-layers for one GPU in every release before
 v0.30 — llm/llm.go NumGPU by free VRAM ÷ layer size (v0.1.0 – v0.1.18), llm/llm.go's size estimates (08f1e1896,
 v0.1.19 – v0.1.32), llm/memory.go EstimateGPULayers from v0.1.33 (34b9db5af), changed in v0.1.33 (7bb7cb8a6 output
 tensors only, f81f30811 gemma / command-r layers, f0c454ab5 +512 MiB Metal minimum), v0.1.34 (4736391bf a minimum from
 the layer size), v0.1.38 (50b9056e0 count up to num_gpu), v0.1.45 (6fd04ca92 multi-GPU at the limit, 359b15a59
-divergent layer sizes, 8e0641a9b asymmetric K/V), v0.3.10 (b05c9e83d OLLAMA_GPU_OVERHEAD) — those releases are planned
-with llama-server's --fit placement, which the plan says.
+divergent layer sizes, 8e0641a9b asymmetric K/V), v0.3.10 (b05c9e83d OLLAMA_GPU_OVERHEAD) — and its graph estimate
+(llm/ggml.go GraphSize): written per architecture in v0.1.32 (12e923e15, 7e33a017c partial offload, 26df67478 scaled by
+the GPU count), all non-repeating layers counted in v0.1.33 (a8b9b930b), deepseek2 from v0.1.45 (e873841cb), gemma2 from
+v0.1.48 (de2163daf), chatglm from v0.2.2 (5a739ff4c), llama's full-offload graph at least 4 × batch × (embedding +
+vocab) from v0.3.10 (2003d6015; before, 4 × batch × (1 + 4 × embedding + context × (1 + heads)) alone). Those releases
+are planned with llama-server's --fit placement, which the plan says.
 Pure computation: no I/O.
 """
 
