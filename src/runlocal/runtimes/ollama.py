@@ -24,7 +24,8 @@ Rules, each cited where it is applied:
   except for the architectures each release lists, and a quantized type without it ran f16 (runtimes/ollama_flash.py).
 - batch: chosen from the context and predicted VRAM (server/sched.go automaticGenerationBatch).
 - refusal text: "model requires more system memory (X) than is available (Y)" is Ollama's own check, worded
-  alike in every release before v0.30 from a function that moved (runtimes/versions.py OLLAMA_RAM_REFUSAL: llm/server.go
+  alike in every release v0.2.2–v0.24 (none before v0.2.0, server/sched.go's own in v0.2.0–v0.2.1: ollama_early.py)
+  from a function that moved (runtimes/versions.py OLLAMA_RAM_REFUSAL: llm/server.go
   NewLlamaServer, then llamaServer.Load / ollamaServer.createLayout, then verifyLayout); v0.30+ lets llama-server fail.
 - a multimodal projector goes on the first GPU unless num_gpu is 0 or below the model's layers or a
   GPU has less than the projector + 1 GiB, and then --fit keeps that much free instead of 1 GiB
@@ -57,6 +58,7 @@ from .llamacpp import (
 )
 from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads, loaded_arch
+from .ollama_early import autoselect_words, ram_refusal
 from .ollama_estimate import BATCH_BEFORE_V030, estimator_words, held_floor, release_batch, release_split
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
@@ -244,11 +246,24 @@ class Ollama:
         parallel = max(1, settings.parallel or DEFAULT_NUM_PARALLEL)
         if _family_key(model.family) in SINGLE_SEQUENCE_FAMILIES:
             parallel = 1
+        elif (one := self._projector_sequences(model, settings, targets, num_ctx, parallel)) is not None:
+            num_ctx, parallel, _ = one      # v0.1.34–v0.4.0: a projector model runs one sequence (ollama_early.py)
         return self._release_flash(model, settings.with_(
             ctx=num_ctx, parallel=parallel,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="OLLAMA_KV_CACHE_TYPE"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="OLLAMA_KV_CACHE_TYPE"),
         ))
+
+    def _projector_sequences(self, model: ModelSpec, settings: Settings, targets: list[Target], ctx: int,
+                             parallel: int) -> tuple[int, int, str] | None:
+        """(num_ctx, parallel, why) where this release runs a projector model as one sequence (v0.1.34–v0.4.0)."""
+        from .ollama_early import projector_sequences
+        from .versions import parse_version
+
+        release = getattr(self, "version", None)
+        if not release or parallel == 1 or not self.projector(model, settings, targets).size:
+            return None
+        return projector_sequences(parse_version("ollama", release).key, ctx, parallel)
 
     # --- allocation ----------------------------------------------------------------------
     def _llama_settings(self, s: Settings, batch: int, ngl: int, n_cpu_moe: int, flash: str) -> Settings:
@@ -446,7 +461,11 @@ class Ollama:
                              if model.max_position_embeddings and (explicit_ctx or tier) > model.max_position_embeddings else ""),
                           f"{s.ctx:,}", f"server/routes.go Serve; llm/server.go NewLlamaServer ({OLLAMA_REF})"))
         if s.parallel != max(1, settings.parallel):
-            assumptions.append(f"{model.family}: Ollama forces OLLAMA_NUM_PARALLEL to 1 for this architecture")
+            one = self._projector_sequences(model, settings, targets, s.ctx, settings.parallel)
+            assumptions.append(f"Ollama {self.version}: {one[2]}" if one else
+                               f"{model.family}: Ollama forces OLLAMA_NUM_PARALLEL to 1 for this architecture")
+        elif words := autoselect_words(getattr(self, "version", None), s.parallel):
+            assumptions.append(words)   # v0.2.0–v0.9.x autoselect OLLAMA_NUM_PARALLEL; the plan is their fallback
 
         # --- KV cache type and flash attention -------------------------------------------------
         if s.cache_type_k != s.cache_type_v:
@@ -675,10 +694,9 @@ class Ollama:
 
         # --- refusal: the CPU share against host RAM ----------------------------------------------
         cpu_dev = next((d for d in devices if d.kind == "cpu"), None)
-        if refusal is None and cpu_dev is not None and host is not None and host.capacity > 0 \
-                and cpu_dev.total > host.capacity:
-            refusal = (f"model requires more system memory ({human_bytes2(cpu_dev.total)}) than is available "
-                       f"({human_bytes2(host.capacity)})")
+        if refusal is None and cpu_dev is not None and host is not None and host.capacity > 0:
+            refusal = ram_refusal(getattr(self, "version", None), cpu_dev.total, host.capacity,
+                                  sum(d.total for d in devices), sum(t.capacity for t in gpus), human_bytes2)
 
         s_out = asked.with_(batch=settings.llamacpp.batch, ubatch=settings.llamacpp.ubatch)
         return Allocation(

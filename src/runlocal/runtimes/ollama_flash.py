@@ -1,6 +1,10 @@
 """Ollama's flash attention when OLLAMA_FLASH_ATTENTION is unset, per release, and what it does to a quantized
 OLLAMA_KV_CACHE_TYPE. Read in ollama/ollama llm/server.go NewLlamaServer and fs/ggml/ggml.go at the release tags:
 
+  < 0.1.39        none: no OLLAMA_FLASH_ATTENTION, the runner never gets --flash-attn (e15307fdf #4120, 38255d2af
+                  #4580 brought both in v0.1.39); v0.1.39 alone drops it where a layer stays off the GPU (lifted by
+                  a50a87a7b #4734 in v0.1.40), and up to v0.4.x it needs CUDA compute capability 7+ or Metal
+                  (llm/server.go; v0.5.0 asks gpus.FlashAttentionSupported()): words only here.
   ≤ 0.11.7        off unless OLLAMA_FLASH_ATTENTION=1 (``fa := envconfig.FlashAttention()``, a Bool defaulting to false).
   0.11.8 – 0.13.3 on for the architectures GGML.FlashAttention() lists (85ccf7354, "gptoss: enable flash attention by
                   default (#11996)": gpt-oss first, qwen3/qwen3moe from v0.12.4, gemma3 from v0.12.6 …), where every GPU
@@ -35,6 +39,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+FA_ENV_FROM = (0, 1, 39)           # e15307fdf (#4120) / 38255d2af (#4580): OLLAMA_FLASH_ATTENTION, --flash-attn
 FA_LIST_FROM = (0, 11, 8)          # 85ccf7354 (#11996)
 FA_ENV_OVERRIDES_FROM = (0, 12, 4)  # fdb109469: OLLAMA_FLASH_ATTENTION=0 wins over the list
 FA_AUTO_RUNNER_FROM = (0, 13, 4)   # bd6c1d6b4 (#13052): the llama.cpp runner's auto mode
@@ -115,13 +120,27 @@ def ollama_flash(version: tuple[int, ...] | None, arch: str, asked: str,
     return flash
 
 
+def _early_flash(version: tuple[int, ...], flash: str) -> str:
+    """What limited flash attention, once asked for, before v0.5.0 (llm/server.go NewLlamaServer at the tags)."""
+    if flash != "on" or version >= KV_CACHE_TYPE_FROM:
+        return ""
+    return ("; before v0.5.0 only on CUDA compute capability 7+ or Metal (\"only cuda (compute capability 7+) and metal "
+            "support flash attention\")" + ("; v0.1.39 drops it where a layer stays off the GPU (\"partial offloading "
+            "does not support flash attention\", lifted by a50a87a7b in v0.1.40)" if version[:3] == (0, 1, 39) else ""))
+
+
 def _by_list(version: tuple[int, ...], arch: str, asked: str) -> OllamaFlash:
     """ollama_flash before the model's own check: the release's default and list."""
+    if version < FA_ENV_FROM:
+        return OllamaFlash("off", False, "Ollama before v0.1.39: no flash attention (no OLLAMA_FLASH_ATTENTION, no "
+                           "--flash-attn: e15307fdf, #4120, brought them in v0.1.39); no OLLAMA_KV_CACHE_TYPE before "
+                           "v0.5.0 (ollama/ollama PR #6279): an f16 KV cache")
     if version < FA_LIST_FROM:
         flash = "on" if asked == "on" else "off"
         typed = version >= KV_CACHE_TYPE_FROM
         return OllamaFlash(flash, flash == "on" and typed, "Ollama before v0.11.8: flash attention off unless "
-                           "OLLAMA_FLASH_ATTENTION=1 (llm/server.go NewLlamaServer)" + ("" if typed else
+                           "OLLAMA_FLASH_ATTENTION=1 (llm/server.go NewLlamaServer)" + _early_flash(version, flash)
+                           + ("" if typed else
                            "; no OLLAMA_KV_CACHE_TYPE before v0.5.0 (ollama/ollama PR #6279, envconfig/config.go): "
                            "an f16 KV cache"))
     mapped, wants, go_engine = _at(version)

@@ -2,8 +2,10 @@
 "starting runner" cmd=…), for the plan's assumption line: before v0.30.0 that is Ollama's own runner, not llama-server.
 
 Read in ollama/ollama llm/server.go NewLlamaServer at each tag (git show vX:llm/server.go):
-- before v0.5.2 (v0.3.0–v0.5.1): exec.Command(<runners dir>/<library>/ollama_llama_server, params…, --port N), with
-  "--embedding" before v0.4.1 and "--log-disable" before v0.3.14;
+- before v0.5.2 (v0.1.32–v0.5.1): exec.Command(<runners dir>/<library>/ollama_llama_server, params…, --port N), with
+  "--embedding" before v0.4.1, "--log-disable" before v0.3.14 and no "--parallel" before v0.1.33 (v0.1.32 lines
+  162–233; v0.1.33 line 206 appends it, 34b9db5af); before v0.1.32 Ollama started no ollama_llama_server
+  (runtimes/ollama_early.py launch_before_own_process);
 - v0.5.2–v0.5.7: finalParams := []string{"runner"} + params + --port, run by the server GetAvailableServers picks (the
   same ollama_llama_server, or the ollama binary for the built-in CPU runner);
 - v0.5.8–v0.11.4: exec.Command(exe, "runner", ["--ollama-engine" where the Go engine loads it,] params…, "--port", N),
@@ -31,6 +33,7 @@ FLASH_TYPE_FROM = (0, 13, 4)     # LoadRequest.FlashAttention an ml.FlashAttenti
 MMPROJ_LAST_FROM = (0, 6, 0)     # --mmproj moved after --multiuser-cache
 EMBEDDING_UNTIL = (0, 4, 1)      # "--embedding" in params before v0.4.1
 LOG_DISABLE_UNTIL = (0, 3, 14)   # "--log-disable" before v0.3.14
+PARALLEL_FLAG_FROM = (0, 1, 33)  # "--parallel" appended from v0.1.33 (34b9db5af)
 
 
 def runner_line(key: tuple[int, ...], text: str, *, go_engine: bool, ctx_total: int, parallel: int, batch: int,
@@ -57,7 +60,7 @@ def runner_line(key: tuple[int, ...], text: str, *, go_engine: bool, ctx_total: 
     params += ["--threads", "<cores>"]
     params += (["--flash-attn"] + (["--kv-cache-type", kv_type] if kv_type != "f16" else [])) if flash == "on" else []
     params += ["--no-mmap"] if cpu_load else []
-    params += ["--parallel", str(parallel)]
+    params += ["--parallel", str(parallel)] if key >= PARALLEL_FLAG_FROM else []
     params += ["--tensor-split", ",".join(map(str, tensor_split))] if tensor_split else []
     params += mmproj if key >= MMPROJ_LAST_FROM else []
     exe = "ollama" if key >= OLLAMA_EXE_FROM else "ollama_llama_server"
@@ -75,6 +78,10 @@ def launch_words(release: str | None, go_engine: bool, s: Settings, ctx_total: i
     if version is None or version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         return (f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} -b {batch} -ub {batch}, "
                 f"flash attention {flash}")
+    from .ollama_early import launch_before_own_process
+
+    if early := launch_before_own_process(version.key, version.text):
+        return early
     asked = s.llamacpp.n_gpu_layers
     # --n-gpu-layers: the estimate's layers, or num_gpu as set (0 too: a CPU load); unset on a CPU load
     shown = ngl if ngl > 0 else asked if asked is not None and asked >= 0 else None

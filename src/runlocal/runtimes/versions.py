@@ -69,7 +69,10 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    log between b9452 and the modelled build pins V-less; the modelled build's plans assume it.
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
-  v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
+  v0.15.5 (server/routes.go Serve); OLLAMA_NUM_PARALLEL unset: one sequence before v0.1.33, 1 to v0.1.48, autoselect 4
+  v0.2.0–v0.6.6 and 2 v0.6.7–v0.9.x, 1 from v0.10.0; flash attention from v0.1.39; the system-memory refusal from v0.2.0
+  — each read back to v0.1.0 (runtimes/ollama_early.py, which cites the commits);
+  before v0.30.0 Ollama ran its own runner rather than llama-server
   (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so. From v0.30.0 Ollama
   builds llama-server from upstream llama.cpp at the build its LLAMA_CPP_VERSION file names (cmake/local.cmake:
   ExternalProject_Add GIT_TAG; its llama/compat patches touch the model loader, one model's tables and mtmd, never
@@ -175,8 +178,9 @@ OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's l
 # VLLM_OPTION_RELEASES, "absent from v0.1.0's parser"; PyPI's 0.0.1 predates every rule here) to the 0.33.0 wheel
 # (vllm_cpu.py); llama.cpp's newest build read is the one runtimes/ggml traces, 0c1e57098 = b11312 (GDN_PROBE_BUILDS),
 # Ollama's the newest release in data/ollama_llama_cpp.json. Older llama.cpp builds and Ollama releases are planned
-# on purpose with the rules before each boundary (docs/runtime-rules.md: "Ollama releases are read back to v0.3.14 …
-# not checked otherwise"), so they have no lower bound here.
+# on purpose with the rules before each boundary, so they have no lower bound here: Ollama's memory rules are read back
+# to v0.1.0 (runtimes/ollama_early.py OLDEST_CHECKED; older releases' plans say "not checked"), its architecture table
+# to v0.3.14 (docs/runtime-rules.md, arch_support.py).
 VLLM_READ = ((0, 1, 0), (0, 33, 0))
 # Ollama's newest commit read: the v0.33.0-rc2 pre-release (the mirror's main, fb3076099, 2026-08-21), which
 # runtimes/ollama.py's launch line is read at. `git diff v0.32.15 v0.33.0-rc2` (and -rc0, -rc1) touches none of llm/,
@@ -543,7 +547,8 @@ def ollama_gdn(version: RuntimeVersion | None) -> str:
 # memory (%s) than is available (%s)" (free RAM + free swap; not on macOS, whose swap is dynamic), read in
 # ollama/ollama llm/server.go at each tag: (first release, the function at that tag, what it compares).
 OLLAMA_RAM_REFUSAL: tuple[tuple[tuple[int, ...], str], ...] = (
-    ((0,), "llm/server.go NewLlamaServer (v0.4.1–v0.11.4): llm/memory.go's estimate, TotalSize − VRAMSize"),
+    ((0,), "llm/server.go NewLlamaServer (v0.2.2–v0.11.4, on Linux; 791650dde, ollama/ollama#5626): llm/memory.go's "
+           "estimate, TotalSize − VRAMSize"),
     ((0, 11, 5), "llm/server.go llamaServer.Load (llama.cpp runner: llm/memory.go's estimate, TotalSize − VRAMSize) "
                  "and ollamaServer.createLayout (Go engine: the layers left off the GPUs) (v0.11.5–v0.12.6)"),
     ((0, 12, 7), "llm/server.go llamaServer.Load (llama.cpp runner: llm/memory.go's estimate, TotalSize − VRAMSize) "
@@ -560,6 +565,10 @@ def ollama_ram_refusal(version: RuntimeVersion | None) -> str:
         return (f"the refusal message is Ollama v0.12.11–v0.24's {message} (llm/server.go llmServer.verifyLayout); "
                 f"{'this release' if version else 'the current release'} (v0.30+) has no such check of its own: "
                 "llama-server fails to allocate instead")
+    from .ollama_early import ram_refusal_where
+
+    if early := ram_refusal_where(version.key, version.text):   # before v0.2.2: none, or server/sched.go's own
+        return early
     where = [w for first, w in OLLAMA_RAM_REFUSAL if version.key >= first][-1]
     return f"the refusal message is Ollama {version.text}'s {message}: {where}, at ollama/ollama v{version.text}"
 
@@ -596,6 +605,9 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     if cap and build is not None and build < OUTPUT_CAP_BUILDS[1]:
         text += (f" — assumed: the build that brought the cap is not pinned (b{OUTPUT_CAP_BUILDS[0]} is without it, "
                  f"b{OUTPUT_CAP_BUILDS[1]} has it)")
+    from .ollama_early import not_checked_words, parallel_words
+
+    text += f"; {parallel_words(version.key)}" + not_checked_words(version.key, version.text)
     if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
                  "(the v0.30+ layout); a multimodal projector taken from the first GPU's free space, with no headroom of "
