@@ -19,6 +19,7 @@ RECORD = {
     "device": "3 x RX 7900 XTX", "gpu_arg": "3xrx-7900-xtx", "vram_gib": None, "ram_gib": 64,
     "settings": {"ctx": 32000, "n_gpu_layers": 99}, "defaulted": ["parallel"], "outcome": "oom_running",
     "evidence": "the error occurs when the real context is larger than 10k", "query": 7,
+    "posted": "2024-07-02", "posted_from": "issues", "runtime_version_inferred": None,
 }
 
 
@@ -137,6 +138,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
     (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
     (lambda r: r.update(batch=7), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5, 6"),
+    (lambda r: r.pop("posted"), "llamacpp-999: posted: missing"),
     (lambda r: r.update(posted="27/11/2026", posted_from="page"), "llamacpp-999: posted: expected YYYY-MM-DD"),
     (lambda r: r.update(posted="2024-05-27", posted_from="none"), "llamacpp-999: posted_from: expected one of"),
     (lambda r: r.update(posted="unknown", posted_from="issues"), "llamacpp-999: posted_from: expected one of"),

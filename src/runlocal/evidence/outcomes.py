@@ -20,7 +20,7 @@ RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
 OUTCOMES = ("ran", "oom_load", "oom_running", "refused")
 VERDICTS = ("fits", "tight", "does_not_fit")
 REQUIRED = ("id", "thread", "thread_url", "source", "runtime", "model", "model_arg", "device", "settings",
-            "defaulted", "outcome", "evidence", "query")
+            "defaulted", "outcome", "evidence", "query", "posted", "posted_from")
 # settings a record may carry: CheckRequest field names (README, "Record format")
 SETTINGS = ("ctx", "parallel", "n_gpu_layers", "gpu_memory_utilization", "tp", "kv_cache", "flash_attn", "cpu_moe",
             "n_cpu_moe", "max_num_batched_tokens", "enforce_eager", "max_new_tokens", "device_map", "no_mmap",
@@ -78,8 +78,6 @@ def validate(rec: dict) -> None:
 def _validate_era(rec: dict, rid: str) -> None:
     """README "Post dates and the era's release": `posted` a date or "unknown" (with `posted_from` none), and a
     release inferred only for a record that names none and whose date is known."""
-    if "posted" not in rec:
-        return                      # a record written before session 23's rule (the record files all carry it)
     posted, source = rec["posted"], rec.get("posted_from")
     if posted != "unknown" and not _DATE.match(posted):
         raise RecordError(f"{rid}: posted: expected YYYY-MM-DD or 'unknown', got {posted!r}")
