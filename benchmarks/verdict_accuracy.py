@@ -12,6 +12,11 @@ its collection batches apart (batch 1: session 16; batch 2: session 17, README "
 measurements/outcomes/held_out_first_run.txt (batch 1), held_out2_first_run.txt (batch 2), held_out3_first_run.txt
 (batch 3), held_out4_first_run.txt (batch 4), held_out5_first_run.txt (batch 5) and held_out6_first_run.txt (batch 6).
 
+Each part is scored twice (README "Post dates and the era's release", session 23): as planned before — a record
+that names no runtime version at the runtime's current release — and at the era's release, where such a record is
+planned at `runtime_version_inferred`, the release current on the date it was posted. The era pass prints totals per
+part and, for the tuning part only, the records whose verdict it changes.
+
     python benchmarks/verdict_accuracy.py                 # both parts
     python benchmarks/verdict_accuracy.py --part tuning   # what to run while tuning: held-out figures stay unseen
 """
@@ -44,11 +49,12 @@ class Scored:
     memory: str = ""            # the plan's total need against the devices' capacity, for the miss list
 
 
-def plan_record(rec: dict) -> Scored:
+def plan_record(rec: dict, era: bool = False) -> Scored:
+    """``era``: a record without a runtime version is planned at the release current on its post's date."""
     dropped = False
     try:
         try:
-            plan, _ = check(CheckRequest(**outcomes.request_fields(rec)))
+            plan, _ = check(CheckRequest(**outcomes.request_fields(rec, era=era)))
         except InputError as e:
             if not any(words in str(e) for words in VERSION_NOT_MODELLED):
                 raise
@@ -113,16 +119,36 @@ def report_by_batch(name: str, results: list[Scored], details: bool) -> None:
     report(f"{name}, batches {' + '.join(map(str, outcomes.BATCHES))}", results, details)
 
 
+def report_era(name: str, before: list[Scored], era: list[Scored], details: bool) -> None:
+    """The part at the era's release (totals, as `report` prints them), and with ``details`` each record whose
+    verdict the era changes (the tuning part only: the held-out part prints totals)."""
+    inferred = sum(bool(r.rec.get("runtime_version_inferred")) for r in era)
+    unknown = sum(r.rec.get("posted", "unknown") == "unknown" for r in era)
+    report(f"{name}, at the era's release ({inferred} records planned at an inferred release; {unknown} of unknown "
+           "date planned as before)", era, details=False)
+    if not details:
+        return
+    print("verdicts the era's release changes:")
+    for b, e in zip(before, era):
+        if (b.status, b.verdict) != (e.status, e.verdict):
+            rec = b.rec
+            print(f"  {rec['id']:<16} {rec['outcome']:<11} {b.verdict or b.status} → {e.verdict or e.status} at "
+                  f"{rec['runtime']}=={rec.get('runtime_version_inferred')} (posted {rec.get('posted')})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("both", "tuning", "held_out"), default="both")
     args = ap.parse_args(argv)
     tuning, held_out = outcomes.load("records.jsonl"), outcomes.load("held_out.jsonl")
     outcomes.check_split(tuning, held_out)
-    if args.part in ("both", "tuning"):
-        report_by_batch("tuning (records.jsonl)", [plan_record(r) for r in tuning], details=True)
-    if args.part in ("both", "held_out"):
-        report_by_batch("held out (held_out.jsonl): totals only", [plan_record(r) for r in held_out], details=False)
+    for part, recs, details in (("tuning", tuning, True), ("held_out", held_out, False)):
+        if args.part not in ("both", part):
+            continue
+        name = "tuning (records.jsonl)" if details else "held out (held_out.jsonl): totals only"
+        before = [plan_record(r) for r in recs]
+        report_by_batch(name, before, details=details)
+        report_era(name, before, [plan_record(r, era=True) for r in recs], details=details)
     return 0
 
 

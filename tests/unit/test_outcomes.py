@@ -19,6 +19,7 @@ RECORD = {
     "device": "3 x RX 7900 XTX", "gpu_arg": "3xrx-7900-xtx", "vram_gib": None, "ram_gib": 64,
     "settings": {"ctx": 32000, "n_gpu_layers": 99}, "defaulted": ["parallel"], "outcome": "oom_running",
     "evidence": "the error occurs when the real context is larger than 10k", "query": 7,
+    "posted": "2024-07-02", "posted_from": "issues", "runtime_version_inferred": None,
 }
 
 
@@ -137,6 +138,12 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
     (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
     (lambda r: r.update(batch=7), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5, 6"),
+    (lambda r: r.pop("posted"), "llamacpp-999: posted: missing"),
+    (lambda r: r.update(posted="27/11/2026", posted_from="page"), "llamacpp-999: posted: expected YYYY-MM-DD"),
+    (lambda r: r.update(posted="2024-05-27", posted_from="none"), "llamacpp-999: posted_from: expected one of"),
+    (lambda r: r.update(posted="unknown", posted_from="issues"), "llamacpp-999: posted_from: expected one of"),
+    (lambda r: r.update(posted="2024-05-27", posted_from="issues", runtime_version_inferred="b2771"),
+     "llamacpp-999: runtime_version_inferred: only where runtime_version is null"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):
     rec = copy.deepcopy(RECORD)
@@ -174,3 +181,53 @@ def test_the_split_check_finds_a_record_in_the_wrong_part():
     outcomes.check_split(tuning, [held])
     with pytest.raises(outcomes.RecordError, match="does not belong in tuning"):
         outcomes.check_split(tuning + [held], [])
+
+
+# README "Post dates and the era's release": the release current on a post's date, read by hand in
+# measurements/outcomes/release_dates.json (vLLM's PyPI uploads: 0.6.3 on 2024-10-14, 0.6.4 on 2024-11-15, 0.8.2 on
+# 2025-03-25, 0.8.3 on 2025-04-06; Ollama's tags: v0.1.28 on 2024-03-01, v0.1.29 on 2024-03-14; llama.cpp: b6451 by
+# 2025-09-13, b6646 by 2025-10-09 — Ollama v0.12.4 carries it)
+@pytest.mark.parametrize("runtime, date, release", [
+    ("vllm", "2024-10-15", "0.6.3"),          # the day after 0.6.3's upload, a month before 0.6.4's
+    ("vllm", "2024-10-14", "0.6.3"),          # a release uploaded on the post's day counts as out
+    ("vllm", "2025-04-05", "0.8.2"),          # 0.8.3 came a day later
+    ("ollama", "2024-03-12", "0.1.28"),
+    ("llama.cpp", "2025-09-20", "b6451"),
+    ("llama.cpp", "2025-10-09", "b6646"),
+    ("vllm", "2023-01-01", None),             # before vLLM's first release: planned as before
+])
+def test_the_era_release_is_the_one_out_on_the_posts_date(runtime, date, release):
+    table = outcomes.release_dates()
+    assert outcomes.release_on(runtime, table[runtime], date) == release
+
+
+def test_the_era_release_is_the_highest_out_not_the_newest_uploaded():
+    # a patch of an older line uploaded after a newer release (hand-made rows): the newer release stays current
+    rows = [["0.10.1", "2025-08-18"], ["0.10.2", "2025-09-13"], ["0.10.1.2", "2025-09-20"]]
+    assert outcomes.release_on("vllm", rows, "2025-09-30") == "0.10.2"
+    assert outcomes.release_on("llama.cpp", [["b999", "2023-08-01"], ["b1009", "2023-09-26"]], "2023-10-01") == "b1009"
+
+
+def test_a_record_without_a_version_is_planned_at_its_eras_release_only_when_asked():
+    dated = {**RECORD, "runtime_version": None, "posted": "2024-05-27", "posted_from": "issues",
+             "runtime_version_inferred": "b2771"}
+    outcomes.validate(dated)
+    assert outcomes.request_fields(dated)["runtime"] == "llama.cpp"                    # as planned before
+    assert outcomes.request_fields(dated, era=True)["runtime"] == "llama.cpp==b2771"
+    # a version the post states is kept either way; an unknown date infers nothing
+    assert outcomes.request_fields(RECORD, era=True)["runtime"] == "llama.cpp==b3488"
+    assert outcomes.era_release({**dated, "posted": "unknown"}, outcomes.release_dates()) is None
+    assert outcomes.era_release(RECORD, outcomes.release_dates()) is None
+
+
+def test_every_record_carries_its_date_and_the_release_of_its_era():
+    table = outcomes.release_dates()
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    assert all(r["posted_from"] in outcomes.POSTED_FROM for r in recs)
+    for rec in recs:
+        assert rec["runtime_version_inferred"] == outcomes.era_release(rec, table), rec["id"]
+    # hand-read: vLLM's Llama 4 post of 2025-04-05 (blog.vllm.ai's address) is a day before 0.8.3's upload
+    by_id = {r["id"]: r for r in recs}
+    assert (by_id["vllm-088"]["posted"], by_id["vllm-088"]["runtime_version_inferred"]) == ("2025-04-05", "0.8.2")
+    # ollama/ollama#3078, opened 2024-03-12 (its issues-corpus header), between v0.1.28 (03-01) and v0.1.29 (03-14)
+    assert (by_id["ollama-041"]["posted"], by_id["ollama-041"]["runtime_version_inferred"]) == ("2024-03-12", "0.1.28")

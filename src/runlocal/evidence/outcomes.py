@@ -8,6 +8,7 @@ only). The collection rule, committed before any record was looked at: measureme
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,7 +20,7 @@ RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
 OUTCOMES = ("ran", "oom_load", "oom_running", "refused")
 VERDICTS = ("fits", "tight", "does_not_fit")
 REQUIRED = ("id", "thread", "thread_url", "source", "runtime", "model", "model_arg", "device", "settings",
-            "defaulted", "outcome", "evidence", "query")
+            "defaulted", "outcome", "evidence", "query", "posted", "posted_from")
 # settings a record may carry: CheckRequest field names (README, "Record format")
 SETTINGS = ("ctx", "parallel", "n_gpu_layers", "gpu_memory_utilization", "tp", "kv_cache", "flash_attn", "cpu_moe",
             "n_cpu_moe", "max_num_batched_tokens", "enforce_eager", "max_new_tokens", "device_map", "no_mmap",
@@ -31,6 +32,9 @@ AGREES_STRICT = {**AGREES, "oom_running": ("does_not_fit",)}
 # collection batches (README: batch 1, session 16; "Batch 2", session 17; "Batch 3", session 18; "Batch 4",
 # session 19; "Batch 5", session 21; "Batch 6", session 22); a record without the field is batch 1
 BATCHES = (1, 2, 3, 4, 5, 6)
+# README "Post dates and the era's release": where a record's `posted` date was read
+POSTED_FROM = ("issues", "page", "commit", "evidence", "none")
+_DATE = re.compile(r"^20[0-9]{2}-[01][0-9]-[0-3][0-9]$")
 
 
 class RecordError(ValueError):
@@ -68,6 +72,20 @@ def validate(rec: dict) -> None:
         raise RecordError(f"{rid}: batch: expected one of {', '.join(map(str, BATCHES))}, got {rec['batch']!r}")
     if not 0 < len(rec["evidence"]) <= 600:
         raise RecordError(f"{rid}: evidence: expected 1 to 600 characters, got {len(rec['evidence'])}")
+    _validate_era(rec, rid)
+
+
+def _validate_era(rec: dict, rid: str) -> None:
+    """README "Post dates and the era's release": `posted` a date or "unknown" (with `posted_from` none), and a
+    release inferred only for a record that names none and whose date is known."""
+    posted, source = rec["posted"], rec.get("posted_from")
+    if posted != "unknown" and not _DATE.match(posted):
+        raise RecordError(f"{rid}: posted: expected YYYY-MM-DD or 'unknown', got {posted!r}")
+    if source not in POSTED_FROM or (source == "none") != (posted == "unknown"):
+        raise RecordError(f"{rid}: posted_from: expected one of {', '.join(POSTED_FROM)} ('none' exactly when "
+                          f"posted is 'unknown'), got {source!r}")
+    if rec.get("runtime_version_inferred") and (rec.get("runtime_version") or posted == "unknown"):
+        raise RecordError(f"{rid}: runtime_version_inferred: only where runtime_version is null and posted is a date")
 
 
 def load(name: str, root: Path = HERE) -> list[dict]:
@@ -110,12 +128,42 @@ def agrees(outcome: str, verdict: str, strict: bool = False) -> bool:
     return verdict in (AGREES_STRICT if strict else AGREES)[outcome]
 
 
-def request_fields(rec: dict, versioned: bool = True) -> dict:
+def release_key(runtime: str, version: str) -> tuple[int, ...]:
+    """A release as numbers to compare: llama.cpp 'b6451' → (6451,), '0.6.3' → (0, 6, 3)."""
+    return (int(version.lstrip("b")),) if runtime == "llama.cpp" else tuple(int(x) for x in version.split("."))
+
+
+def release_on(runtime: str, rows: list[list[str]], date: str) -> str | None:
+    """The release of ``runtime`` current on ``date``: the highest of ``rows`` ([version, YYYY-MM-DD, …], a
+    release_dates.json table) dated on or before it; None when every release is later (README "Post dates and the
+    era's release"). The highest, not the newest dated: a patch of an older line can be published after a newer
+    release."""
+    out = [row[0] for row in rows if row[1] <= date]
+    return max(out, key=lambda v: release_key(runtime, v)) if out else None
+
+
+def release_dates(root: Path = HERE) -> dict[str, list[list[str]]]:
+    """measurements/outcomes/release_dates.json (make_release_dates.py): each runtime's dated releases."""
+    table = json.loads((root / "release_dates.json").read_text())
+    return {rt: rows for rt, rows in table.items() if not rt.startswith("_")}
+
+
+def era_release(rec: dict, table: dict[str, list[list[str]]]) -> str | None:
+    """The release a record is planned at by the era rule: None where it names its own version or its date is
+    unknown (planned as before), else the runtime's release current on the post's date."""
+    if rec.get("runtime_version") or rec.get("posted", "unknown") == "unknown":
+        return None
+    return release_on(rec["runtime"], table.get(rec["runtime"], []), rec["posted"])
+
+
+def request_fields(rec: dict, versioned: bool = True, era: bool = False) -> dict:
     """CheckRequest keyword arguments for a record (README "How a record is given to runlocal").
-    ``versioned``: the runtime with its version (``llama.cpp==b3488``) where the record states one."""
+    ``versioned``: the runtime with its version (``llama.cpp==b3488``) where the record states one; ``era`` too: a
+    record that states none is planned at ``runtime_version_inferred`` (README "Post dates and the era's release")."""
     runtime = rec["runtime"]
-    if versioned and rec.get("runtime_version") and runtime in VERSIONED:
-        runtime = f"{runtime}=={rec['runtime_version']}"
+    version = rec.get("runtime_version") or (rec.get("runtime_version_inferred") if era else None)
+    if versioned and version and runtime in VERSIONED:
+        runtime = f"{runtime}=={version}"
     fields: dict = {"model": rec["model_arg"], "runtime": runtime, "use_measurements": False}
     if rec.get("gpu_arg"):
         fields["gpu"] = rec["gpu_arg"]
