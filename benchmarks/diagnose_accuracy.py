@@ -1,8 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 73, 40 failures produced here (not public), produce23's, scored once by
-the lead, FIRST_RUNS; rounds 1-72 are tuning data — round 61 (4 texts off GitHub, scored once by
+measurements/public_errors/held_out/: none since diagnose23's rotation, session 23, until the lead adds round 74;
+rounds 1-73 are tuning data — round 61 (4 texts off GitHub, scored once by
 diagnose19), round 62 (42 failures produced here, scored once by the lead), round 63 (38 more produced here, scored
 once by diagnose19b), rounds 64 and 65 (39 public texts, collect64's threads found by the runtimes' own message
 strings and collect65's from trackers the corpus barely held, scored once together by the lead), rounds 66 and 67 (4
@@ -11,8 +11,9 @@ only in reading searches, scored once together by the lead after diagnose20b's a
 and 69 (43 public texts, collect68's errors people committed to public repositories and collect69's Hugging Face
 discussions, scored once together by the lead after diagnose21's tuning), round 70 (27 Hugging Face model discussions,
 collect70's, scored once by the lead after diagnose21b's tuning) and round 71 (13 Hugging Face discussions,
-collect71's, scored once by the lead after diagnose21c's tuning) and round 72 (1 text off GitHub and Hugging Face,
-collect72's, scored once by the lead after diagnose22's tuning, FIRST_RUNS) the latest to join; round 60 found no
+collect71's, scored once by the lead after diagnose21c's tuning), round 72 (1 text off GitHub and Hugging Face,
+collect72's, scored once by the lead after diagnose22's tuning) and round 73 (40 failures produced here, not public,
+produce23's, scored once by the lead with no tuning after round 72's scoring, FIRST_RUNS) the latest to join; round 60 found no
 text — see runlocal.evidence.public_errors), each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted
 with it) also on its own, per runtime (as the thread states it), per category and per family, and the number of
 look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts called not-memory

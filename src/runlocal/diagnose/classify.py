@@ -96,7 +96,7 @@ from .cuda_oom import (
 )
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
-from .not_memory import TERMINATED_JOB
+from .not_memory import TERMINATED_JOB, TIME_LIMIT_SET
 from .phase import REQUEST_WRAPPER, SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
@@ -240,6 +240,8 @@ class Scanner:
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
         self.kill_seen: tuple[kb.Entry, int, str] | None = None  # the first kill signature (SIGKILL, 137) and its line
+        self.time_limit_at: int | None = None  # a limit on the running time stated before any kill (TIME_LIMIT_SET)
+        self.memory_beside_kill = False  # a line says memory ran short in other words than a kill's
         self.memory_use_low = self.exit_137 = False  # see last_resort.MEMORY_USE_LOW
         self.free_ram_said: float | None = None  # free RAM stated in the writer's prose (last_resort.free_ram_said)
         self.n = 0
@@ -276,8 +278,14 @@ class Scanner:
             self.freeing_bug = bool(prose.FREEING_BUG.search(low))  # substrings first: a serving log says "free" a lot
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
-        if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
-            self._watch(line, low)
+        if last_resort.LAST_RESORT_GATE.search(low):
+            if self.best is None or self.best[1].id in _WATCHING_IDS:
+                self._watch(line, low)
+            if not self.memory_beside_kill:
+                self.memory_beside_kill = last_resort.says_memory_ran_short(_advice_removed(low).replace("killed", ""))
+        if self.time_limit_at is None and self.kill_seen is None and ("limit" in low or "timeout" in low) \
+                and TIME_LIMIT_SET.search(low):
+            self.time_limit_at = self.n
         if self.n <= _RUNTIME_SCAN_ALL:  # the writer's prose, in a paste (not deep in a long serving log)
             self._prose(line, low)
         if self.disk_full is None and ("no space" in low or "space on the disk" in low or "os error" in low
@@ -633,6 +641,10 @@ class Scanner:
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
                 and not last_resort.PROGRAM_OOM.search(line.lower())):
             entry = kb.get(STOPPED_ID) or entry
+        if entry.id == BARE_KILL_ID and self.time_limit_at is not None and not self.memory_beside_kill:
+            entry = kb.get(STOPPED_ID) or entry  # killed after a time limit was set, nothing else said of memory
+        if entry.id == HOST_RAM_ID and llamacpp_common.LIBLLAMA_BAD_ALLOC.search(line.lower()):
+            entry = kb.get(llamacpp_common.GGML_BUFFER_ID) or entry  # libllama's own C++ allocation refused
         if entry.id == BARE_KILL_ID and self.shm_said and "bus error" in line.lower():
             entry = kb.get(SHM_MOUNT_ID) or entry  # SIGBUS, not SIGKILL: a full /dev/shm (prose.SHM_SAID)
         entry = self._ggml_weights_said(entry, line, runtime)

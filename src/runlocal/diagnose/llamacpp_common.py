@@ -44,7 +44,8 @@ devices, before any allocations are actually made"; #3199, the same error from a
 Newer builds say the same failure in words ("ggml_cuda_init: failed to initialize CUDA: …", not_memory.py).
 
 5. libllama's own word that an allocation failed, with the allocator's line absent (``verbose=False``) or cut off:
-llama_decode's status -2 and the loader's "mmap failed: Cannot allocate memory" (``allocation_status``, below).
+llama_decode's status -2 and the loader's "mmap failed: Cannot allocate memory" (``allocation_status``, below); and
+C++'s std::bad_alloc caught and logged by a libllama function under its own name (``LIBLLAMA_BAD_ALLOC``, below).
 """
 
 from __future__ import annotations
@@ -152,3 +153,15 @@ def allocation_status(low: str) -> str | None:
     if "error loading model" in low and _LOADER_REFUSED_MEMORY.search(low):
         return "llamacpp-weights-alloc"
     return None
+
+
+# C++'s std::bad_alloc caught by a libllama entry point and logged under that function's name: llama_model_quantize
+# catches any std::exception and logs LLAMA_LOG_ERROR("%s: failed to quantize: %s\n", __func__, err.what())
+# (ggml-org/llama.cpp src/llama-quant.cpp), so "llama_model_quantize: failed to quantize: std::bad_alloc" is the
+# quantizer's own buffers (its read and work vectors) refused by the heap — llama.cpp's allocation, not a Python
+# program's (numpy's "Unable to allocate … for an array" beside a llama.cpp log stays the host's RAM: round 62's
+# scores-array text, round 73's m04). The host-RAM answer chosen for the bad_alloc becomes ggml's buffer answer
+# (round 73's m03; the produced rounds' rule labels a llama.cpp allocation refused — weights, KV cache, LoRA buffers,
+# the quantizer's buffers — llamacpp_alloc_fail: measurements/public_errors/round73_make/RULE.md)
+LIBLLAMA_BAD_ALLOC = re.compile(r"\bllama_[a-z_]+: .*\bbad_alloc\b")
+GGML_BUFFER_ID = "llamacpp-cuda-malloc"

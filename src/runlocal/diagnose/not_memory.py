@@ -21,6 +21,16 @@ MLOCK = re.compile(r"failed to (?:mlock|virtuallock)\b|\b(?:to|could not|cannot|
 # bash's job report of a SIGTERM: "Terminated", "[1]+  Terminated  python serve.py", "12345 Terminated" (strsignal)
 TERMINATED_JOB = r"(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated"
 
+# a limit on the job's running time, stated with its figure before the job was killed: a wrapper's own note ("wall-time
+# limit 40s", "time limit: 2 h") or GNU timeout's command line ("timeout -s KILL 40 python3 gen.py"). timeout(1) sends
+# the signal asked for when the time is up, and with KILL the child dies as the OOM killer's victims do — bash prints
+# "Killed", the status is 137 ("137 if COMMAND (or timeout itself) is sent the KILL (9) signal (128+9)", coreutils
+# timeout(1), https://kernel.org/doc/man-pages/online/pages/man1/timeout.1.html). A bare kill after such a limit, with
+# nothing else saying memory ran short, is that stop (round 73's l17), not the kernel's OOM killer. A figure is needed:
+# "within timeout" or a request's timeout setting is no limit on the job
+TIME_LIMIT_SET = re.compile(r"\b(?:wall[- ]?(?:clock[- ]?)?time|walltime|run[- ]?time|time) limit\b[\s:=(]*(?:of )?\d"
+                            r"|(?:^\s*(?:[+$#>]\s*)?|[;&|]\s*)timeout\s+(?:-(?:s|k|-signal|-kill-after)[\s=]?\S+\s+)*\d+(?:\.\d+)?[smhd]?\s+\S")
+
 NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
                 r"|found no nvidia driver|devices?\(s\)? is/are busy or unavailable|cudaerrordevicesunavailable"),

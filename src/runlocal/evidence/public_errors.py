@@ -287,10 +287,11 @@ out of ``held_out/`` in session 22, before round 72 was added: it is tuning data
 committed whole in 15c57f06: the stored web-page corpus returned no question-and-answer page and no takeable memory
 failure to 40 queries), scored once by the lead after diagnose22's tuning (1/1); the lead moved it out of
 ``held_out/`` in session 23, before round 73 was added: it is tuning data. Round 73 (session 23;
-``held_out/round73_pages.jsonl``, 40 failures produced here — 20 memory failures, 20 look-alikes — by the runtimes
+``round73_pages.jsonl``, 40 failures produced here — 20 memory failures, 20 look-alikes — by the runtimes
 installed on this machine, scenarios rounds 62 and 63 did not use, each label fixed in round73_make/RULE.md before its
-script ran — produce23, rule first in cb805d4f, committed whole in 3eda9bdf; not public texts) is held out, scored once
-by the lead with no tuning after round 72's scoring (35/40).
+script ran — produce23, rule first in cb805d4f, committed whole in 3eda9bdf; not public texts), scored once by the lead
+with no tuning after round 72's scoring (35/40); diagnose23 moved it out of ``held_out/`` in session 23, before round 74
+was added: it is tuning data, and ``held_out/`` holds no round until the lead adds round 74.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

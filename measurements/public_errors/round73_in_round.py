@@ -9,7 +9,8 @@ itself, in two forms.
 2. The produced-text form (check_round.paste_line(text, produced=True), the corpus test's form for produced texts): a
    text found whole inside another text of the round. Any such clash exits non-zero.
 
-Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/next/round73_in_round.py``."""
+Tuning data since diagnose23 (session 23), which moved it and round73_pages.jsonl out of held_out/.
+Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/round73_in_round.py``."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check_round import in_round_clashes, norm  # noqa: E402
 
 ROUND = Path(__file__).resolve().parent / "round73_pages.jsonl"
