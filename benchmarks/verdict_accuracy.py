@@ -1,4 +1,5 @@
 """runlocal's verdict against posted outcomes: "I ran X on Y with Z and it started / ran out of memory / was refused".
+
 Each record of measurements/outcomes (public posts collected by the rule in its README, committed before any record
 was looked at) is planned through the public Python API, `check(CheckRequest(...))`, offline (the catalog and the
 devices and sizes the post states; HF_HUB_OFFLINE=1). Prints agreement per runtime and overall, the tuning part
