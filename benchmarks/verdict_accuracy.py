@@ -8,9 +8,10 @@ beside it (an out-of-memory-while-running outcome agrees only with does_not_fit,
 runlocal could not resolve (with its reason) and those it refused as input, and each tuning miss. Each part prints
 its collection batches apart (batch 1: session 16; batch 2: session 17, README "Batch 2"; batch 3: session 18, README
 "Batch 3"; batch 4: session 19, README "Batch 4"; batch 5: session 21, README "Batch 5"; batch 6: session 22, README
-"Batch 6") and then all together. The held-out part prints totals only; each batch's first and only scoring is kept in
-measurements/outcomes/held_out_first_run.txt (batch 1), held_out2_first_run.txt (batch 2), held_out3_first_run.txt
-(batch 3), held_out4_first_run.txt (batch 4), held_out5_first_run.txt (batch 5) and held_out6_first_run.txt (batch 6).
+"Batch 6"; batch 7: session 23, README "Batch 7") and then all together. The held-out part prints totals only; each
+batch's first and only scoring is kept in measurements/outcomes/held_out_first_run.txt (batch 1),
+held_out2_first_run.txt (batch 2), held_out3_first_run.txt (batch 3), held_out4_first_run.txt (batch 4),
+held_out5_first_run.txt (batch 5), held_out6_first_run.txt (batch 6) and held_out7_first_run.txt (batch 7).
 
 Each part is scored twice (README "Post dates and the era's release", session 23): as planned before — a record
 that names no runtime version at the runtime's current release — and at the era's release, where such a record is

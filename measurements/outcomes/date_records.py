@@ -4,7 +4,8 @@ release_dates.json (make_release_dates.py).
 
     python measurements/outcomes/date_records.py
 
-A record takes the row of its `source` address, else of its `thread_url`; without a row with a date, a full date its
+A record takes the row keyed by its `id` (batch 7: a comment's own date where the tool gave the comment no anchor), else
+the row of its `source` address, else of its `thread_url`; without a row with a date, a full date its
 own evidence states (YYYY-MM-DD or YYYY/MM/DD: a dated table row, a log's timestamp) is the run's date
 (`posted_from: evidence`); else "unknown". Only these three fields are written; every other field is left as it is.
 """
@@ -28,7 +29,7 @@ def looked_up() -> dict[str, tuple[str, str]]:
 
 
 def date_of(rec: dict, rows: dict[str, tuple[str, str]]) -> tuple[str, str]:
-    for key in (rec["source"], rec["thread_url"]):
+    for key in (rec["id"], rec["source"], rec["thread_url"]):
         if key in rows and rows[key][0] != "unknown":
             return rows[key]
     m = EVIDENCE_DATE.search(rec["evidence"])

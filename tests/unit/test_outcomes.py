@@ -101,6 +101,30 @@ def test_batch_six_numbers_on_from_batch_five_and_reads_pages_first():
     assert non_ascii and all(r.get("evidence_en") for r in non_ascii)
 
 
+def test_batch_seven_reads_issue_threads_outside_the_runtimes_own_trackers():
+    # README "Batch 7": issues corpus only, threads numbered on after batch 6's last (220), queries 153-198, no
+    # repository batches 1-6 took a thread from and none of the six runtimes' trackers; collected: 27 records from
+    # 20 threads (221-240), of which every third number, 222 ... 240 (7 threads, 9 records), is held out
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    held = {r["id"] for r in outcomes.load("held_out.jsonl")}
+    earlier = [r for r in recs if outcomes.batch_of(r) < 7]
+    seventh = [r for r in recs if outcomes.batch_of(r) == 7]
+    assert len(seventh) == 27 and {r["thread"] for r in seventh} == set(range(221, 241))
+    assert sorted({r["thread"] for r in seventh if r["id"] in held}) == [222, 225, 228, 231, 234, 237, 240]
+    assert sum(r["id"] in held for r in seventh) == 9
+    assert {r["corpus"] for r in seventh} == {"issues"}
+    assert 153 <= min(r["query"] for r in seventh) and max(r["query"] for r in seventh) <= 198
+
+    def repo(url):
+        return "/".join(url.split("/")[3:5]) if url.startswith("https://github.com/") else None
+    runtimes_trackers = {"ollama/ollama", "vllm-project/vllm", "ggml-org/llama.cpp", "ggerganov/llama.cpp",
+                         "sgl-project/sglang", "huggingface/transformers", "ml-explore/mlx-lm", "ml-explore/mlx-examples"}
+    used = {repo(r["thread_url"]) for r in earlier} - {None}
+    assert not {repo(r["thread_url"]) for r in seventh} & (used | runtimes_trackers)
+    non_ascii = [r for r in seventh if any(ord(c) > 0x2FFF for c in r["evidence"])]
+    assert non_ascii and all(r.get("evidence_en") for r in non_ascii)
+
+
 @pytest.mark.parametrize("outcome, verdict, agrees, strict", [
     ("ran", "fits", True, True),
     ("ran", "tight", True, True),            # tight: it starts
@@ -137,7 +161,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
     (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
-    (lambda r: r.update(batch=7), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5, 6"),
+    (lambda r: r.update(batch=8), "llamacpp-999: batch: expected one of 1, 2, 3, 4, 5, 6, 7"),
     (lambda r: r.pop("posted"), "llamacpp-999: posted: missing"),
     (lambda r: r.update(posted="27/11/2026", posted_from="page"), "llamacpp-999: posted: expected YYYY-MM-DD"),
     (lambda r: r.update(posted="2024-05-27", posted_from="none"), "llamacpp-999: posted_from: expected one of"),

@@ -30,8 +30,8 @@ AGREES = {"ran": ("fits", "tight"), "oom_load": ("does_not_fit",), "refused": ("
           "oom_running": ("does_not_fit", "tight")}
 AGREES_STRICT = {**AGREES, "oom_running": ("does_not_fit",)}
 # collection batches (README: batch 1, session 16; "Batch 2", session 17; "Batch 3", session 18; "Batch 4",
-# session 19; "Batch 5", session 21; "Batch 6", session 22); a record without the field is batch 1
-BATCHES = (1, 2, 3, 4, 5, 6)
+# session 19; "Batch 5", session 21; "Batch 6", session 22; "Batch 7", session 23); a record without the field is batch 1
+BATCHES = (1, 2, 3, 4, 5, 6, 7)
 # README "Post dates and the era's release": where a record's `posted` date was read
 POSTED_FROM = ("issues", "page", "commit", "evidence", "none")
 _DATE = re.compile(r"^20[0-9]{2}-[01][0-9]-[0-3][0-9]$")
@@ -101,7 +101,7 @@ def load(name: str, root: Path = HERE) -> list[dict]:
 
 
 def batch_of(rec: dict) -> int:
-    """The collection batch a record came from (README "Batch 2" … "Batch 6"); batch 1's records carry no field."""
+    """The collection batch a record came from (README "Batch 2" … "Batch 7"); batch 1's records carry no field."""
     return int(rec.get("batch", 1))
 
 
