@@ -93,7 +93,7 @@ def offload_phrase(plan: Plan) -> str | None:
     if on_disk > 0.01 * plan.weights.total:
         return (f"runs from disk — {format_bytes(on_disk)} of the weights on disk and {format_bytes(in_ram)} in RAM, "
                 f"read back for every token: about {on_disk / NVME_BYTES_PER_S:,.0f} s a token (7 GB/s NVMe), "
-                "far slower than reading")
+                "far slower than a person reads")
     share = in_ram / max(1, sum(d.weights for d in a.devices))
     s = plan.settings
     ngl = s.llamacpp.n_gpu_layers
@@ -112,7 +112,8 @@ def offload_phrase(plan: Plan) -> str | None:
     decode = plan.speed.get("decode_tokens_per_s")
     pace = ""
     if decode:
-        pace = f": {decode:,.1f} tokens/s decode" + (", slower than reading (about 5 tokens/s)"
+        # "a person reads", not "reading": the sentence is about weights read from RAM (review23 #18)
+        pace = f": {decode:,.1f} tokens/s decode" + (", slower than a person reads (about 5 tokens/s)"
                                                        if decode < READING_SPEED else "")
     read = ("held in RAM, each token reading its routed experts there" if plan.model.n_experts
             else "read from RAM for every token")
