@@ -38,8 +38,9 @@ SLOW_KINDS = {"accuracy", "integration", "browser"}
 _HOME = pytest.StashKey[tuple[str, str | None]]()   # this run's RUNLOCAL_HOME and the one it replaced
 _SHELL = pytest.StashKey[dict[str, str]]()           # the calling shell's other RUNLOCAL_* variables, set aside
 # kept from the calling shell: RUNLOCAL_COMPUTE_TABLE=0 only turns the shipped simulations' lookup off, the answers
-# the same by construction (runtimes/compute_table.py: "the table can make a plan faster, never different")
-SHELL_KEPT = ("RUNLOCAL_COMPUTE_TABLE",)
+# the same by construction (runtimes/compute_table.py: "the table can make a plan faster, never different");
+# RUNLOCAL_MEASUREMENTS says where the records the tests score are, outside a checkout (evidence/__init__.py)
+SHELL_KEPT = ("RUNLOCAL_COMPUTE_TABLE", "RUNLOCAL_MEASUREMENTS")
 
 
 def kind_of(path: Path) -> str:
@@ -124,7 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
     SQLite file at once would lock each other out or count each other's rows. Never the user's own store.
     Every other RUNLOCAL_* variable of the calling shell is set aside for the run (review23 #11): config.py reads
     RUNLOCAL_DB_URL before data_dir (a developer's own server would get the tests' store writes, from every worker at
-    once), and the tokens, RUNLOCAL_MEASUREMENTS, RUNLOCAL_DEBUG … would change what a test sees; a test that needs one
+    once), and the tokens, RUNLOCAL_DEBUG … would change what a test sees; a test that needs one
     sets it with monkeypatch. SHELL_KEPT stays."""
     home = tempfile.mkdtemp(prefix="runlocal-test-home-")
     config.stash[_HOME] = (home, os.environ.get("RUNLOCAL_HOME"))
