@@ -90,6 +90,22 @@ def test_bad_versions_name_the_runtime_field(runtime, words):
     assert str(e.value).startswith(words)
 
 
+@pytest.mark.parametrize("runtime, newest", [
+    # each project's newest read release, as the ranges above state them (SGLang 0.4.4 – 0.5.23, mlx-lm – 0.32.0):
+    # a malformed SGLang version was told "such as 0.19.0", a vLLM number (review23 #10a)
+    ("sglang", "0.5.23"), ("mlx", "0.32.0"),
+])
+def test_a_bad_version_is_shown_an_example_of_its_own_runtime(runtime, newest):
+    gpu = "m4-pro-24gb" if runtime == "mlx" else "rtx-4090"
+    with pytest.raises(InputError) as e:
+        check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime=f"{runtime}==abc"))
+    assert str(e.value) == f"runtime: {runtime}==abc: expected a release number such as {newest}"
+    # and the example is a release the runtime plans with its own rules (no "not read" / "newer than" note)
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime=f"{runtime}=={newest}"))
+    said = repr(plan.steps) + repr(plan.allocation.assumptions)
+    assert "not read" not in said and "newer than" not in said
+
+
 def test_cli_takes_the_version_and_reports_it():
     r = run_cli("check", "qwen3-8b", "--gpu", "h100", "--runtime", "vllm==0.19.0", "--json")
     assert r.returncode == 0, r.stderr
