@@ -54,6 +54,10 @@ def test_vllm_019_leaves_cuda_graphs_outside_the_budget():
     assert "outside the budget" in old["runtime_rules"] and "inside the budget" in now["runtime_rules"]
     step = next(s for s in old["explain"] if s["label"] == "runtime version")
     assert step["value"] == "0.19.0" and "v0.10–v0.19" in step["formula"]
+    # no release named: the value names the release "current" plans as — vLLM's newest read, 0.33.0 (versions.py
+    # VLLM_READ) —, not "current" again after a formula ending "the current release" (review23 #10b)
+    step = next(s for s in now["explain"] if s["label"] == "runtime version")
+    assert step["formula"].endswith("the current release") and step["value"] == "current: 0.33.0, the newest read"
 
 
 def test_old_llamacpp_build_has_one_slot_and_no_fit():
