@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..hardware.catalog import without_cited_sources
 from ..hardware.host_link import PAGEABLE_NOTE
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
@@ -257,8 +258,9 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
             console.print(f"  • {st.label}: {st.formula} = [bold]{st.value}[/bold]{src}", highlight=False)
         for note in plan.allocation.assumptions:
             console.print(f"  • assumption: {note}", highlight=False)
-    for note in notes or []:
-        console.print(f"  [dim]note: {note}[/dim]", highlight=False)
+    for note in notes or []:     # the catalog's cited addresses with --explain (JSON: whole), not on the first screen
+        shown = note if explain else without_cited_sources(note)
+        console.print(f"  [dim]note: {shown}[/dim]", highlight=False)
 
 
 def no_fix_phrase(plan: Plan) -> str:
