@@ -412,7 +412,9 @@ def _refused_plan(spec, settings, targets, planner, refused: str, arch_step):
     from .runtimes.arch_support import CANNOT_LOAD, NO_BUILD_LOADS, no_release_loads
 
     quick = judge_plan(spec, settings, targets, runtime=planner)
-    alloc = replace(quick.allocation, refusal=refused, compromise=None)
+    # no KV pool: a server that cannot load the model never sizes one (review23 #10d: a refused vLLM plan said "KV pool
+    # 403,840 tokens shared by all requests"); the table keeps the memory as planned, the pool's bytes included
+    alloc = replace(quick.allocation, refusal=refused, compromise=None, kv_cache_tokens=None)
     never = no_release_loads(planner.name, getattr(planner, "version", None), arch_step.value)
     no_speed: dict[str, Any] = dict.fromkeys(quick.speed) | {"not_predicted": NO_BUILD_LOADS if never else CANNOT_LOAD}
     return Plan(spec, planner.name, quick.weights, alloc, "does_not_fit", None, None,
