@@ -329,7 +329,12 @@ def limit_phrases(plan: Plan) -> list[str]:
     else:
         cut = a.compromise and "context shortened" in a.compromise
         out.append(f"max context {plan.max_context:,} per request ({MAX_CONTEXT_BASIS[plan.max_context_basis or 'starts']}"
-                   + (f"; without -c, --fit chose {plan.settings.ctx:,})" if cut else ")"))
+                   + (f"; without -c, --fit chose {plan.settings.ctx:,}" if cut else "")
+                   # past the edge only by fit.cpp's linear estimate, every layer kept (review23 #16: -c 61,952 asked
+                   # is measured and moves a layer; -c 0 lands there unmeasured): llamacpp_fit.with_estimate_short
+                   + (", past this edge by its linear estimate, every layer kept (above)"
+                      if cut and (plan.settings.ctx or 0) > plan.max_context and "linear estimate" in a.compromise else "")
+                   + ")")
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)
