@@ -127,7 +127,40 @@ def verdict_meaning(plan: Plan) -> str:
     if plan.rejects:
         return STARTS_BUT_REJECTS
     cpu_only = all(d.kind == "cpu" for d in plan.allocation.devices)
-    return (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(plan.verdict, VERDICT_MEANING[plan.verdict])
+    return fit_margin_meaning(plan) or (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(
+        plan.verdict, VERDICT_MEANING[plan.verdict])
+
+
+def fit_margin_meaning(plan: Plan) -> str | None:
+    """A llama-server plan tight only by llama-server --fit's own design: every layer on the GPUs, each GPU keeping
+    --fit's 1 GiB (common/common.h fit_params_target; fit.cpp measures the devices' free memory at start-up and sizes
+    the launch to keep it), and tight only for the context --fit shortened and/or a GPU above the 90 % line. Said as
+    that, not as "another program or a spike can tip it into out-of-memory" (review23 #15: 12 of 15 newcomer screens
+    read "tight", most for --fit's designed behaviour). None for any other plan: layers or experts in RAM, a GPU short
+    of the margin (fit.cpp's linear estimate, llamacpp_fit.with_estimate_short), -c and -ngl both the user's (--fit
+    sizes nothing), a unified machine's RAM above the line together (over_shared_share)."""
+    from ..hardware.unified_memory import over_shared_share
+    from ..runtimes.llamacpp_layout import FIT_MARGIN
+    from ..verdict import TIGHT_SHARE, weights_in_ram
+
+    a, s = plan.allocation, plan.settings
+    gpus = [d for d in a.devices if d.kind != "cpu"]
+    # --fit sized this launch (its steps: "context (-c 0, --fit)", "layers (--fit)"): not where -c and -ngl are the user's
+    sized = any(st.label.endswith("--fit)") for st in a.steps)
+    if (plan.verdict != "tight" or plan.runtime != "llama.cpp" or not s.llamacpp.fit or not sized or not gpus
+            or weights_in_ram(a, plan.model) or over_shared_share(a.devices, TIGHT_SHARE)
+            or any(d.capacity <= 0 or d.capacity - d.total < FIT_MARGIN for d in gpus)):
+        return None
+    cut = bool(a.compromise) and "context shortened" in (a.compromise or "") and "system memory" not in a.compromise
+    full = any(d.total > TIGHT_SHARE * d.capacity for d in gpus)
+    if a.compromise and not cut:
+        return None
+    why = " and ".join([*(["the context --fit shortened (said below)"] if cut else []),
+                        *(["a GPU above 90 % full"] if full else [])])
+    if not why:
+        return None
+    return (f"tight: starts, every layer on the GPU with llama-server --fit's own 1 GiB margin kept free (measured at "
+            f"start-up) — tight only for {why}")
 
 
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
