@@ -151,7 +151,8 @@ def fit_margin_meaning(plan: Plan) -> str | None:
             or weights_in_ram(a, plan.model) or over_shared_share(a.devices, TIGHT_SHARE)
             or any(d.capacity <= 0 or d.capacity - d.total < FIT_MARGIN for d in gpus)):
         return None
-    cut = bool(a.compromise) and "context shortened" in (a.compromise or "") and "system memory" not in a.compromise
+    said = a.compromise or ""
+    cut = "context shortened" in said and "system memory" not in said
     full = any(d.total > TIGHT_SHARE * d.capacity for d in gpus)
     if a.compromise and not cut:
         return None
@@ -366,7 +367,8 @@ def limit_phrases(plan: Plan) -> list[str]:
                    # past the edge only by fit.cpp's linear estimate, every layer kept (review23 #16: -c 61,952 asked
                    # is measured and moves a layer; -c 0 lands there unmeasured): llamacpp_fit.with_estimate_short
                    + (", past this edge by its linear estimate, every layer kept (above)"
-                      if cut and (plan.settings.ctx or 0) > plan.max_context and "linear estimate" in a.compromise else "")
+                      if cut and (plan.settings.ctx or 0) > plan.max_context and "linear estimate" in (a.compromise or "")
+                      else "")
                    + ")")
     concurrency = concurrency_phrase(plan)
     if concurrency:
