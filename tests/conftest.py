@@ -36,6 +36,11 @@ SLOW_S = 1.0
 KINDS = ("unit", "accuracy", "integration", "browser")
 SLOW_KINDS = {"accuracy", "integration", "browser"}
 _HOME = pytest.StashKey[tuple[str, str | None]]()   # this run's RUNLOCAL_HOME and the one it replaced
+_SHELL = pytest.StashKey[dict[str, str]]()           # the calling shell's other RUNLOCAL_* variables, set aside
+# kept from the calling shell: RUNLOCAL_COMPUTE_TABLE=0 only turns the shipped simulations' lookup off, the answers
+# the same by construction (runtimes/compute_table.py: "the table can make a plan faster, never different");
+# RUNLOCAL_MEASUREMENTS says where the records the tests score are, outside a checkout (evidence/__init__.py)
+SHELL_KEPT = ("RUNLOCAL_COMPUTE_TABLE", "RUNLOCAL_MEASUREMENTS")
 
 
 def kind_of(path: Path) -> str:
@@ -117,10 +122,19 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 def pytest_configure(config: pytest.Config) -> None:
     """Each pytest process (each xdist worker too) gets its own RUNLOCAL_HOME: the in-process apps and the CLI's
     children open the default benchmark store there (config.data_dir), and two workers creating or filling one
-    SQLite file at once would lock each other out or count each other's rows. Never the user's own store."""
+    SQLite file at once would lock each other out or count each other's rows. Never the user's own store.
+    Every other RUNLOCAL_* variable of the calling shell is set aside for the run (review23 #11): config.py reads
+    RUNLOCAL_DB_URL before data_dir (a developer's own server would get the tests' store writes, from every worker at
+    once), and the tokens, RUNLOCAL_DEBUG … would change what a test sees; a test that needs one
+    sets it with monkeypatch. SHELL_KEPT stays."""
     home = tempfile.mkdtemp(prefix="runlocal-test-home-")
     config.stash[_HOME] = (home, os.environ.get("RUNLOCAL_HOME"))
     os.environ["RUNLOCAL_HOME"] = home
+    shell = {k: v for k, v in os.environ.items()
+             if k.startswith("RUNLOCAL_") and k != "RUNLOCAL_HOME" and k not in SHELL_KEPT}
+    config.stash[_SHELL] = shell
+    for name in shell:
+        del os.environ[name]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -131,6 +145,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             os.environ.pop("RUNLOCAL_HOME", None)
         else:
             os.environ["RUNLOCAL_HOME"] = before
+    os.environ.update(config.stash.get(_SHELL, {}))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -419,19 +419,18 @@ def _refused_plan(spec, settings, targets, planner, refused: str, arch_step):
     """The plan of a build that cannot load the model: the weights and memory as planned, the loader's refusal as the
     verdict's reason, no speed, no limits, no fixes (no setting makes that build load it; the refusal says what
     does)."""
-    from .plan import Plan, judge_plan
-    from .runtimes import runtime_rules
+    from .plan import Plan, judge_plan, version_step
     from .runtimes.arch_support import CANNOT_LOAD, NO_BUILD_LOADS, no_release_loads
-    from .runtimes.base import Step
 
     quick = judge_plan(spec, settings, targets, runtime=planner)
-    asked, rules = runtime_rules(planner)
-    alloc = replace(quick.allocation, refusal=refused, compromise=None)
+    # no KV pool: a server that cannot load the model never sizes one (review23 #10d: a refused vLLM plan said "KV pool
+    # 403,840 tokens shared by all requests"); the table keeps the memory as planned, the pool's bytes included
+    alloc = replace(quick.allocation, refusal=refused, compromise=None, kv_cache_tokens=None)
     never = no_release_loads(planner.name, getattr(planner, "version", None), arch_step.value)
     no_speed: dict[str, Any] = dict.fromkeys(quick.speed) | {"not_predicted": NO_BUILD_LOADS if never else CANNOT_LOAD}
     return Plan(spec, planner.name, quick.weights, alloc, "does_not_fit", None, None,
                 planner.command(spec, alloc.settings), speed=no_speed, planner=planner,
-                steps=(Step("runtime version", rules, asked, "runtimes/versions.py"), arch_step, *alloc.steps))
+                steps=(version_step(planner), arch_step, *alloc.steps))
 
 
 def _no_speed_from_disk(plan: Plan) -> Plan:

@@ -275,6 +275,18 @@ def judge_plan(model: ModelSpec, settings: Settings, targets: list[Target], *,
     return quick_plan(model, settings, targets, runtime=runtime)
 
 
+def version_step(runtime: Runtime) -> Step:
+    """--explain's "runtime version" step. With no release named, its value names the release whose rules "current"
+    plans with (the newest read, runtimes/versions.newest_read), not "current" again after a formula that already ends
+    "the current release" (review23 #10b: "… the current release = current")."""
+    from .runtimes.versions import newest_read
+
+    asked, rules = runtime_rules(runtime)
+    newest = newest_read(runtime.name) if asked == "current" else None
+    value = f"current: {newest[1]}, the newest read" if newest else asked
+    return Step("runtime version", rules, value, "runtimes/versions.py")
+
+
 def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True,
               runtime: Runtime | None = None, with_concurrency: bool = True) -> Plan:
     """The whole answer for one request. Pure: ``runtime`` is the planner with whatever server environment the
@@ -286,8 +298,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     asked_quant = settings.quant
     settings, lead_steps = with_default_quant(model, settings, tuple(t.name for t in targets if t.kind != "cpu"),
                                               getattr(runtime, "version", None))
-    asked, rules = runtime_rules(runtime)
-    lead_steps = (Step("runtime version", rules, asked, "runtimes/versions.py"), *lead_steps)
+    lead_steps = (version_step(runtime), *lead_steps)
     quick = quick_plan(model, settings, targets, runtime=runtime)
     weights, alloc = quick.weights, quick.allocation
     s = alloc.settings

@@ -54,6 +54,10 @@ def test_vllm_019_leaves_cuda_graphs_outside_the_budget():
     assert "outside the budget" in old["runtime_rules"] and "inside the budget" in now["runtime_rules"]
     step = next(s for s in old["explain"] if s["label"] == "runtime version")
     assert step["value"] == "0.19.0" and "v0.10–v0.19" in step["formula"]
+    # no release named: the value names the release "current" plans as — vLLM's newest read, 0.33.0 (versions.py
+    # VLLM_READ) —, not "current" again after a formula ending "the current release" (review23 #10b)
+    step = next(s for s in now["explain"] if s["label"] == "runtime version")
+    assert step["formula"].endswith("the current release") and step["value"] == "current: 0.33.0, the newest read"
 
 
 def test_old_llamacpp_build_has_one_slot_and_no_fit():
@@ -88,6 +92,22 @@ def test_bad_versions_name_the_runtime_field(runtime, words):
     with pytest.raises(InputError) as e:
         check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", runtime=runtime))
     assert str(e.value).startswith(words)
+
+
+@pytest.mark.parametrize("runtime, newest", [
+    # each project's newest read release, as the ranges above state them (SGLang 0.4.4 – 0.5.23, mlx-lm – 0.32.0):
+    # a malformed SGLang version was told "such as 0.19.0", a vLLM number (review23 #10a)
+    ("sglang", "0.5.23"), ("mlx", "0.32.0"),
+])
+def test_a_bad_version_is_shown_an_example_of_its_own_runtime(runtime, newest):
+    gpu = "m4-pro-24gb" if runtime == "mlx" else "rtx-4090"
+    with pytest.raises(InputError) as e:
+        check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime=f"{runtime}==abc"))
+    assert str(e.value) == f"runtime: {runtime}==abc: expected a release number such as {newest}"
+    # and the example is a release the runtime plans with its own rules (no "not read" / "newer than" note)
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime=f"{runtime}=={newest}"))
+    said = repr(plan.steps) + repr(plan.allocation.assumptions)
+    assert "not read" not in said and "newer than" not in said
 
 
 def test_cli_takes_the_version_and_reports_it():

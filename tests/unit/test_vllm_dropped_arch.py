@@ -63,6 +63,8 @@ def test_every_release_past_0_10_2_and_the_current_refuse_mllama_in_vllms_words(
         assert "transformers 4.45" in refusal and "mlx-vlm" in refusal and "Ollama v0.4.0–v0.24.0" in refusal
         assert plan.speed["not_predicted"] == NO_BUILD_LOADS and plan.speed["decode_tokens_per_s"] is None
         assert plan.fixes == () and plan.max_context is None
+        # a server that cannot load the model sizes no KV pool: none is said (review23 #10d), the memory table stays
+        assert plan.allocation.kv_cache_tokens is None and plan.max_concurrency is None
         step = next(s for s in plan.steps if s.label == "architecture")
         assert step.value == "MllamaForConditionalGeneration" and "registry.py" in step.formula
 

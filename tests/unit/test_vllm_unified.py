@@ -125,6 +125,20 @@ def test_a_fraction_that_only_clears_the_check_says_what_else_overflows():
     assert "but" not in start_refusal(spark(102.2), 0.87, None, weights=90 * GiB, held=100 * GiB).split("0.83 passes")[1]
 
 
+def test_the_spark_refusal_says_what_its_source_is_and_explain_gives_the_address():
+    """review23 #10c / #17: the refusal named its figures' source by a bare address of an unrelated-looking project's
+    issue; it now says what that thread is — MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47, a DGX Spark owner's report
+    of vLLM's start-up check over many fresh boots, "Free memory on cuda:0 at boot caps at 101.3–102.2 GiB of 121.69"
+    (read in the issues corpus) — and --explain's budget step carries the address."""
+    url = "https://github.com/MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks/issues/47"
+    refused = plan(model="gpt-oss-120b", gpu="dgx-spark", runtime="vllm")
+    why = refused.allocation.refusal
+    assert "both from a DGX Spark owner's report of vLLM's start-up memory check" in why
+    assert "101.3-102.2 GiB of CUDA's 121.69 (its address: --explain)" in why and "https://" not in why
+    budget = next(st for st in refused.steps if st.label == "budget")
+    assert budget.source.endswith(f"; CUDA's total: {url}; the free figure: the same")
+
+
 def test_the_jetson_totals_are_the_posted_device_lines():
     from runlocal.hardware.catalog import find_device
 

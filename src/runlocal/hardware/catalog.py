@@ -154,6 +154,26 @@ def load_sources() -> dict[str, str]:
     return dict(_catalog()[1])
 
 
+@lru_cache(maxsize=1)
+def source_words() -> dict[str, str]:
+    """A cited address → what it is, in words (devices.json ``source_words``), for a sentence that names a figure's
+    source on the first screen and leaves the address to --explain / --json (review23 #10c, #17)."""
+    from importlib.resources import files
+
+    raw = json.loads(files("runlocal.data").joinpath("devices.json").read_text(encoding="utf-8"))
+    return dict(raw.get("source_words") or {})
+
+
+def without_cited_sources(note: str) -> str:
+    """``note`` as the first screen prints it: the catalog's cited CUDA totals (each device's cuda_total_source, after
+    "; " — hardware/targets.py) left to --explain and --json, where the note is whole (review23 #17: an unrelated
+    project's issue address beside "23.64 GiB as CUDA reports its total" confused more than it convinced)."""
+    for dev in _catalog()[0]:
+        if dev.cuda_total_source:
+            note = note.replace(f"; {dev.cuda_total_source}", "")
+    return note
+
+
 # ---------------------------------------------------------------- name matching
 
 _VENDOR_WORDS = re.compile(r"\b(?:nvidia|geforce|amd|radeon|apple|intel|tesla|instinct|gpu|graphics)\b")

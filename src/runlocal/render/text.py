@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..hardware.catalog import without_cited_sources
 from ..hardware.host_link import PAGEABLE_NOTE
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
@@ -93,7 +94,7 @@ def offload_phrase(plan: Plan) -> str | None:
     if on_disk > 0.01 * plan.weights.total:
         return (f"runs from disk — {format_bytes(on_disk)} of the weights on disk and {format_bytes(in_ram)} in RAM, "
                 f"read back for every token: about {on_disk / NVME_BYTES_PER_S:,.0f} s a token (7 GB/s NVMe), "
-                "far slower than reading")
+                "far slower than a person reads")
     share = in_ram / max(1, sum(d.weights for d in a.devices))
     s = plan.settings
     ngl = s.llamacpp.n_gpu_layers
@@ -112,7 +113,8 @@ def offload_phrase(plan: Plan) -> str | None:
     decode = plan.speed.get("decode_tokens_per_s")
     pace = ""
     if decode:
-        pace = f": {decode:,.1f} tokens/s decode" + (", slower than reading (about 5 tokens/s)"
+        # "a person reads", not "reading": the sentence is about weights read from RAM (review23 #18)
+        pace = f": {decode:,.1f} tokens/s decode" + (", slower than a person reads (about 5 tokens/s)"
                                                        if decode < READING_SPEED else "")
     read = ("held in RAM, each token reading its routed experts there" if plan.model.n_experts
             else "read from RAM for every token")
@@ -125,7 +127,41 @@ def verdict_meaning(plan: Plan) -> str:
     if plan.rejects:
         return STARTS_BUT_REJECTS
     cpu_only = all(d.kind == "cpu" for d in plan.allocation.devices)
-    return (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(plan.verdict, VERDICT_MEANING[plan.verdict])
+    return fit_margin_meaning(plan) or (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(
+        plan.verdict, VERDICT_MEANING[plan.verdict])
+
+
+def fit_margin_meaning(plan: Plan) -> str | None:
+    """A llama-server plan tight only by llama-server --fit's own design: every layer on the GPUs, each GPU keeping
+    --fit's 1 GiB (common/common.h fit_params_target; fit.cpp measures the devices' free memory at start-up and sizes
+    the launch to keep it), and tight only for the context --fit shortened and/or a GPU above the 90 % line. Said as
+    that, not as "another program or a spike can tip it into out-of-memory" (review23 #15: 12 of 15 newcomer screens
+    read "tight", most for --fit's designed behaviour). None for any other plan: layers or experts in RAM, a GPU short
+    of the margin (fit.cpp's linear estimate, llamacpp_fit.with_estimate_short), -c and -ngl both the user's (--fit
+    sizes nothing), a unified machine's RAM above the line together (over_shared_share)."""
+    from ..hardware.unified_memory import over_shared_share
+    from ..runtimes.llamacpp_layout import FIT_MARGIN
+    from ..verdict import TIGHT_SHARE, weights_in_ram
+
+    a, s = plan.allocation, plan.settings
+    gpus = [d for d in a.devices if d.kind != "cpu"]
+    # --fit sized this launch (its steps: "context (-c 0, --fit)", "layers (--fit)"): not where -c and -ngl are the user's
+    sized = any(st.label.endswith("--fit)") for st in a.steps)
+    if (plan.verdict != "tight" or plan.runtime != "llama.cpp" or not s.llamacpp.fit or not sized or not gpus
+            or weights_in_ram(a, plan.model) or over_shared_share(a.devices, TIGHT_SHARE)
+            or any(d.capacity <= 0 or d.capacity - d.total < FIT_MARGIN for d in gpus)):
+        return None
+    said = a.compromise or ""
+    cut = "context shortened" in said and "system memory" not in said
+    full = any(d.total > TIGHT_SHARE * d.capacity for d in gpus)
+    if a.compromise and not cut:
+        return None
+    why = " and ".join([*(["the context --fit shortened (said below)"] if cut else []),
+                        *(["a GPU above 90 % full"] if full else [])])
+    if not why:
+        return None
+    return (f"tight: starts, every layer on the GPU with llama-server --fit's own 1 GiB margin kept free (measured at "
+            f"start-up) — tight only for {why}")
 
 
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
@@ -256,8 +292,9 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
             console.print(f"  • {st.label}: {st.formula} = [bold]{st.value}[/bold]{src}", highlight=False)
         for note in plan.allocation.assumptions:
             console.print(f"  • assumption: {note}", highlight=False)
-    for note in notes or []:
-        console.print(f"  [dim]note: {note}[/dim]", highlight=False)
+    for note in notes or []:     # the catalog's cited addresses with --explain (JSON: whole), not on the first screen
+        shown = note if explain else without_cited_sources(note)
+        console.print(f"  [dim]note: {shown}[/dim]", highlight=False)
 
 
 def no_fix_phrase(plan: Plan) -> str:
@@ -326,7 +363,13 @@ def limit_phrases(plan: Plan) -> list[str]:
     else:
         cut = a.compromise and "context shortened" in a.compromise
         out.append(f"max context {plan.max_context:,} per request ({MAX_CONTEXT_BASIS[plan.max_context_basis or 'starts']}"
-                   + (f"; without -c, --fit chose {plan.settings.ctx:,})" if cut else ")"))
+                   + (f"; without -c, --fit chose {plan.settings.ctx:,}" if cut else "")
+                   # past the edge only by fit.cpp's linear estimate, every layer kept (review23 #16: -c 61,952 asked
+                   # is measured and moves a layer; -c 0 lands there unmeasured): llamacpp_fit.with_estimate_short
+                   + (", past this edge by its linear estimate, every layer kept (above)"
+                      if cut and (plan.settings.ctx or 0) > plan.max_context and "linear estimate" in (a.compromise or "")
+                      else "")
+                   + ")")
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)

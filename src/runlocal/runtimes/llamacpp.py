@@ -78,6 +78,7 @@ from .llamacpp_fit import (  # noqa: F401  (re-exported: Ollama and the tests im
     fit_layers,
     fit_overflows_host,
     gpu_side,
+    with_estimate_short,
 )
 from .llamacpp_fit_bound import every_layer_surely_moved
 from .llamacpp_fit_devices import ALL_EXPERTS, Layers, Overflow, describe, fit_devices, fit_flags, rule_layers
@@ -704,7 +705,6 @@ class LlamaCpp:
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
         steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps,
                  *self._build_steps(model, weights.quant, targets)]
-        compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
         devices: list[DeviceMemory] = []
@@ -717,6 +717,8 @@ class LlamaCpp:
                 # (_gpu_use): on a Jetson it takes unified memory as a card's takes VRAM
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
                                             info["gpu_context"] if b.total else 0))
+        compromise = with_estimate_short(self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets))
+                                         if fit_steps else None, devices, FIT_MARGIN)
         per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa,
                                  mla_cache=self.mla_era(model, weights.quant)[0])
         return Allocation(

@@ -272,3 +272,19 @@ def gpu_side(targets: list[Target]) -> tuple[Target, ...]:
     GPUs' totals and floors; the host's buffers are counted but never compared), so the RAM sizes
     settle_assumed_ram tries share one search."""
     return tuple(replace(t, capacity=0, total=0) if t.kind == "cpu" else t for t in targets)
+
+
+def with_estimate_short(compromise: str | None, devices, margin: int) -> str | None:
+    """``compromise`` (LlamaCpp._compromise's words) and, where --fit shortened an unset context on one GPU and the
+    plan leaves that GPU less than ``margin`` free, why (review23 #16: "to leave 1 GiB free" beside "free 0.89").
+    fit.cpp's step 2 sets n_ctx by a linear interpolation between the use it measured at the minimum and at the
+    trained context and, with one device, returns at once ("entire model can be fit by reducing context", common/fit.cpp
+    common_params_fit_impl): where the use grows faster than linearly past that point, the launch keeps less than the
+    margin, and nothing measures it again."""
+    gpus = [d for d in devices if d.kind != "cpu"]
+    short = [d for d in gpus if d.capacity > 0 and d.capacity - d.total < margin]
+    if not compromise or "context shortened" not in compromise or len(gpus) != 1 or not short:
+        return compromise
+    (d,) = short
+    return (f"{compromise} — its context is a linear estimate between two measured uses, not measured again on one "
+            f"GPU: {(d.capacity - d.total) / 2**30:.2f} GiB is left on {d.name}")

@@ -260,7 +260,10 @@ def parse_version(runtime: str, text: str) -> RuntimeVersion:
         return RuntimeVersion(f"b{int(m.group(1))}", (int(m.group(1)),))
     m = _PEP440.match(text)
     if not m:
-        raise InputError(f"runtime: {runtime}=={text}: expected a release number such as 0.19.0")
+        # the example is this runtime's own newest release read, not one project's number for all (review23 #10a:
+        # sglang==abc was told "such as 0.19.0", a vLLM number)
+        example = (newest_read(runtime) or ((), "0.19.0"))[1]
+        raise InputError(f"runtime: {runtime}=={text}: expected a release number such as {example}")
     version = RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
     if runtime == "vllm" and release3(version.key) < VLLM_READ[0]:
         raise InputError(f"runtime: vllm=={text}: vLLM releases read are {release_text(VLLM_READ[0])} – "

@@ -103,8 +103,18 @@ def _free_words(gpu: Target, total_source: str) -> str:
 
     source = load_sources().get(dev.share_source or "", dev.share_source or "")
     return (f"runlocal's figure for it, {dev.gpu_memory_share:g} × {dev.memory_gib:g} GiB, "
-            + ("both from " if source == total_source else f"from {source}; the total from ")
-            + (total_source or "the catalog"))
+            + ("both from " if source == total_source else f"from {_cited(source)}; the total from ")
+            + (_cited(total_source) if total_source else "the catalog"))
+
+
+def _cited(source: str) -> str:
+    """A source as the refusal names it: what it is, in words, its address left to --explain's budget step
+    (budget_step) and the catalog (review23 #10c: a bare address of an unrelated-looking project's issue told the
+    reader nothing); the address itself where the catalog has no words for it."""
+    from ..hardware.catalog import source_words
+
+    words = source_words().get(source)
+    return f"{words} (its address: --explain)" if words else source
 
 
 def free_assumed(gpu: Target) -> bool:
@@ -221,9 +231,16 @@ def budget_step(gpu: Target, utilization: float, budget: int) -> Step:
     if total is None:
         return Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {utilization}", f"{budget:,} B",
                     "vllm/v1/worker/gpu_worker.py determine_available_memory")
+    from ..hardware.catalog import load_sources
+
+    cited = f"; CUDA's total: {total[2]}" if total[2] else ""
+    dev = _device(gpu)
+    free_source = load_sources().get(dev.share_source or "", "") if dev is not None and not free_assumed(gpu) else ""
+    if free_source and gpu.capacity == dev.gpu_usable_bytes:
+        cited += "; the free figure: " + ("the same" if free_source == total[2] else free_source)
     return Step("budget", f"{total[0]:,} B ({total[1]}, not the {gpu.capacity:,} B planned free) × "
                 f"gpu_memory_utilization {utilization}", f"{budget:,} B",
-                "vllm/v1/worker/utils.py request_memory: math.ceil(total_memory × gpu_memory_utilization)")
+                "vllm/v1/worker/utils.py request_memory: math.ceil(total_memory × gpu_memory_utilization)" + cited)
 
 
 def _vllm_release(planner) -> tuple[bool, RuntimeVersion | None]:
