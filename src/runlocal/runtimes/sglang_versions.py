@@ -34,6 +34,9 @@ what changed between the read releases and what the planner models is here:
                        (0.5.3 :566)
   "table24"   0.5.5 – 0.5.19  < 35 GiB: 2048 and 24 / 80 (0.5.5 :717)
   "table48"   0.5.21 on  < 35 GiB: 4096 and 48 / 160 (0.5.21 memory_hook.py:100), the modelled table
+- chunked prefill turned off for a multimodal model after the fraction is set (``CHUNKED_OFF_READ``): 0.4.4 Mllama
+  and Qwen2-VL by name, 0.4.5 – 0.4.6 every multimodal model, 0.4.7 on the classes is_multimodal_chunked_prefill_supported
+  lists (Mllama, LLaVA-Llama, Grok-1V/1A, CLIP; MossVL from 0.5.11): a prompt is then prefilled in one pass
 - unchanged over 0.4.4 – 0.5.23: the KV budget, free-before-weights × mem_fraction_static − the weights (0.4.4
   model_runner.py:633 rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static),
   total_gpu_memory being init_torch_distributed's min_per_gpu_memory, :163); page_size 1 on CUDA (0.4.4
@@ -209,6 +212,43 @@ POST_CAPTURE_ENV_READ: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 5, 16), "environ.py:337"), ((0, 5, 19), "environ.py:554"), ((0, 5, 21), "environ.py:590"),
     ((0, 5, 23), "environ.py:640"),
 )
+# Chunked prefill turned off (chunked_prefill_size = -1) for a multimodal model (is_multimodal, as above), by read
+# release; the scheduler then reads None ("Without chunking, allow the first request even above the input cap",
+# 0.5.23 managers/schedule_policy.py:1626), so a prompt is prefilled in one pass of up to max(max_prefill_tokens,
+# --context-length) tokens ("The real bound will be the maximum of this value and the model's maximum context length",
+# 0.5.23 arg_groups/fields/schedule.py:71). In every read release it runs after mem_fraction_static was set from the GPU
+# tier's chunk (0.4.4 – 0.5.13 in ModelRunner, after ServerArgs; 0.5.16 server_args.py __post_init__ calls
+# _handle_gpu_memory_settings before _handle_model_capability_adjustments; 0.5.19 – 0.5.23 arg_groups/pipeline.py runs
+# handle_gpu_memory_settings (0.5.23 :218) before handle_model_capability_adjustments (:352)), so the fraction is the
+# tier's and only the prefill pass grows. Rules: "names" — 0.4.4, hf_config.architectures == [X] for X in
+# CHUNKED_OFF_BY_NAME; "multimodal" — 0.4.5 / 0.4.6, every multimodal model ("Automatically turn off
+# --chunked-prefill-size for multimodal model."); "unsupported" — 0.4.7 on, a class on configs/model_config.py
+# is_multimodal_chunked_prefill_supported's list (CHUNKED_PREFILL_UNSUPPORTED, the second line cited); 0.4.9, not read
+# as a release, has the same lines (model_runner.py:455, model_config.py:632). (first read release, rule, where)
+CHUNKED_OFF_READ: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0, 4, 4), "names", "model_executor/model_runner.py:253, :262"),
+    ((0, 4, 5), "multimodal", "model_executor/model_runner.py:283"),
+    ((0, 4, 6), "multimodal", "model_executor/model_runner.py:316"),
+    ((0, 4, 7), "unsupported", "model_executor/model_runner.py:408, configs/model_config.py:610"),
+    ((0, 4, 8), "unsupported", "model_executor/model_runner.py:421, configs/model_config.py:616"),
+    ((0, 4, 10), "unsupported", "model_executor/model_runner.py:478, configs/model_config.py:679"),
+    ((0, 5, 1), "unsupported", "model_executor/model_runner.py:514, configs/model_config.py:731"),
+    ((0, 5, 2), "unsupported", "model_executor/model_runner.py:545, configs/model_config.py:761"),
+    ((0, 5, 3), "unsupported", "model_executor/model_runner.py:588, configs/model_config.py:843"),
+    ((0, 5, 5), "unsupported", "model_executor/model_runner.py:523, configs/model_config.py:978"),
+    ((0, 5, 7), "unsupported", "model_executor/model_runner.py:643, configs/model_config.py:1126"),
+    ((0, 5, 9), "unsupported", "model_executor/model_runner.py:679, configs/model_config.py:1299"),
+    ((0, 5, 11), "unsupported", "model_executor/model_runner.py:1049, configs/model_config.py:1489"),
+    ((0, 5, 13), "unsupported", "model_executor/model_runner.py:1032, configs/model_config.py:1622"),
+    ((0, 5, 16), "unsupported", "server_args.py:3124, configs/model_config.py:1825"),
+    ((0, 5, 19), "unsupported", "arg_groups/model_hook.py:800, configs/model_config.py:2031"),
+    ((0, 5, 21), "unsupported", "arg_groups/model_hook.py:928, configs/model_config.py:2356"),
+    ((0, 5, 23), "unsupported", "arg_groups/model_hook.py:1031, configs/model_config.py:2553"),
+)
+CHUNKED_OFF_BY_NAME = ("MllamaForConditionalGeneration", "Qwen2VLForConditionalGeneration")      # 0.4.4
+CHUNKED_PREFILL_UNSUPPORTED = ("Grok1VForCausalLM", "Grok1AForCausalLM", "LlavaLlamaForCausalLM",
+                               "MllamaForConditionalGeneration", "CLIPModel")     # 0.4.7 – 0.5.9
+CHUNKED_PREFILL_UNSUPPORTED_FROM_0_5_11 = ("MossVLForConditionalGeneration",)     # added by 0.5.11 (absent in 0.5.9)
 RUNNER_MAX_BS = 160   # cuda_graph_runner.py's own capture list ends at 160 when cuda_graph_max_bs is unset (0.4.8 :145)
 TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))   # 0.4.4 server_args.py:205-214
 
@@ -288,6 +328,19 @@ class SGLangRules:
         if not rows or not self.multimodal(architecture):
             return None
         return f"{self.ref} {rows[-1]} adjust_mem_fraction_for_vlm"
+
+    def chunked_prefill_off(self, architecture: str) -> str | None:
+        """Where this release turns chunked prefill off for the model class ``architecture`` (CHUNKED_OFF_READ), or
+        None: chunked prefill stays on at the GPU tier's (or the asked) size."""
+        rows = [(rule, src) for first, rule, src in CHUNKED_OFF_READ if self.release >= first]
+        if not rows or not self.multimodal(architecture):
+            return None
+        rule, src = rows[-1]
+        unsupported = CHUNKED_PREFILL_UNSUPPORTED + (CHUNKED_PREFILL_UNSUPPORTED_FROM_0_5_11
+                                                     if self.release >= (0, 5, 11) else ())
+        off = (architecture in CHUNKED_OFF_BY_NAME if rule == "names" else
+               True if rule == "multimodal" else architecture in unsupported)
+        return f"{self.ref} {src}" if off else None
 
     @property
     def post_capture_source(self) -> str | None:
