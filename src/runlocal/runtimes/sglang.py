@@ -138,7 +138,11 @@ def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs:
 
 def vlm_reduction(model: ModelSpec, rules: SGLangRules | None) -> tuple[float, str] | None:
     """(factor, formula) SGLang multiplies an unasked mem_fraction_static by for a vision model at this release
-    (sglang_versions.VLM_FRACTION_READ), or None: before 0.4.10, a class not multimodal there, no vision_config."""
+    (sglang_versions.VLM_FRACTION_READ; 0.4.9's fixed × 0.90, VLM_UNASKED_0_4_9), or None: before 0.4.9, a class
+    not multimodal there, no vision_config from 0.4.10."""
+    fixed = (rules or sglang_rules(None)).vlm_unasked_factor(model.architecture)
+    if fixed:       # 0.4.9: ServerArgs, an unasked fraction × 0.90 for any multimodal model, no vision_config read
+        return fixed[0], f"× {fixed[0]} for a multimodal model, {fixed[1]} (ServerArgs, an unasked fraction only)"
     source = (rules or sglang_rules(None)).vlm_fraction_source(model.architecture)
     vc = catalog_vision_config(model) if source else None
     if vc is None:
@@ -538,7 +542,8 @@ def _vlm_assumption(model: ModelSpec, b: _Budget) -> list[str]:
     """What the plan says of SGLang's vision-model reduction of mem_fraction_static (vlm_reduction)."""
     if b.runner:
         return [f"multimodal model: SGLang's ModelRunner multiplies mem_fraction_static by {b.runner[0]}, asked or not "
-                f"({b.runner[1]}; from 0.4.10 a rule by the vision tower's size instead)"]
+                f"({b.runner[1]}; from 0.4.9 an unasked fraction only: × 0.90 in 0.4.9, by the vision tower's size "
+                "from 0.4.10)"]
     if b.vlm:
         return [f"vision model: SGLang lowers an unasked mem_fraction_static {b.vlm[1]}"]
     if not model.vision_params:

@@ -10,7 +10,7 @@ what changed between the read releases and what the planner models is here:
   "tp-pp"     0.4.7    the table by TP × PP up to 81,920 MiB, 0.88 above; 0.79 above 180,000 MiB (CUDA); above
                        96 × 1024 MiB min(f + 48 × 1024 × (1 − f) / GPU, (GPU − 18 × 1024) / GPU) (0.4.7 :253)
   "tiers"     0.4.8 – 0.5.2  round((GPU − reserved) / GPU, 3), reserved by GPU tier: < 35 GiB (2.8 + TP·PP/10) GiB,
-                       < 90 GiB (9.5 + TP·PP/2), < 160 GiB (12 + TP·PP/2), else 32 GiB (0.4.8 :274)
+                       < 90 GiB (9.5 + TP·PP/2), < 160 GiB (12 + TP·PP/2), else 32 GiB (0.4.8 :274; 0.4.9 :280)
   "activation" 0.5.3 – 0.5.9  reserved = 512 + 1.5 × max(chunked, 2048) + 2 × cuda_graph_max_bs + TP·PP/8 × 1024 MiB,
                        ≥ 10 GiB above 60 GiB (0.5.3 :639); prefill (piecewise) CUDA graphs off by default
                        (0.5.9 :604 enable_piecewise_cuda_graph = False)
@@ -22,8 +22,9 @@ what changed between the read releases and what the planner models is here:
                        them off on AMD GPUs, with PP > 1 (not 0.5.16) and for MLA (0.5.16) (GRAPHS_OFF_*); from
                        0.5.16 post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
   a vision model's fraction × 0.95 × clamp(1 − 0.1 × (layers × hidden² / (24 × 1024²) − 1), 0.8, 1.05) from 0.4.10
-                       (VLM_FRACTION_READ), for a class multimodal at the release; up to 0.4.8 any fraction, asked or
-                       not, × 0.95 (0.4.4) / 0.90 (0.4.5 – 0.4.8) for a multimodal class (VLM_RUNNER_READ)
+                       (VLM_FRACTION_READ), for a class multimodal at the release; 0.4.9 an unasked one × 0.90
+                       (0.4.9 :329, VLM_UNASKED_0_4_9); up to 0.4.8 any fraction, asked or not, × 0.95 (0.4.4) / 0.90
+                       (0.4.5 – 0.4.8) for a multimodal class (VLM_RUNNER_READ)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -61,8 +62,8 @@ from .versions import release_text as _text
 WHEELS = "measurements/sglang_versions/wheels.txt"
 # every release whose wheel was read (wheels.txt)
 READ: tuple[tuple[int, ...], ...] = (
-    (0, 4, 4), (0, 4, 5), (0, 4, 6), (0, 4, 7), (0, 4, 8), (0, 4, 10), (0, 5, 1), (0, 5, 2), (0, 5, 3), (0, 5, 5),
-    (0, 5, 7), (0, 5, 9), (0, 5, 11), (0, 5, 13), (0, 5, 16), (0, 5, 19), (0, 5, 21), (0, 5, 23),
+    (0, 4, 4), (0, 4, 5), (0, 4, 6), (0, 4, 7), (0, 4, 8), (0, 4, 9), (0, 4, 10), (0, 5, 1), (0, 5, 2), (0, 5, 3),
+    (0, 5, 5), (0, 5, 7), (0, 5, 9), (0, 5, 11), (0, 5, 13), (0, 5, 16), (0, 5, 19), (0, 5, 21), (0, 5, 23),
 )
 CURRENT = READ[-1]
 # (first release, mem_fraction_static rule, where it is read)
@@ -71,6 +72,7 @@ FRACTION_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0, 4, 6), "tp-13g", "sglang 0.4.6 server_args.py:224"),
     ((0, 4, 7), "tp-pp", "sglang 0.4.7 server_args.py:253"),
     ((0, 4, 8), "tiers", "sglang 0.4.8 server_args.py:274"),
+    ((0, 4, 9), "tiers", "sglang 0.4.9 server_args.py:280"),
     ((0, 5, 3), "activation", "sglang 0.5.3 server_args.py:639"),
     ((0, 5, 11), "graphs", "sglang 0.5.11 server_args.py:1436"),
     ((0, 5, 16), "graphs", "arg_groups/memory_hook.py reserve_for_graph_mb (sglang 0.5.23)"),
@@ -81,6 +83,7 @@ TIER_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0, 4, 6), "25g-open", "sglang 0.4.6 server_args.py:241, :260"),
     ((0, 4, 7), "25g-180", "sglang 0.4.7 server_args.py:286, :315"),
     ((0, 4, 8), "35g", "sglang 0.4.8 server_args.py:318, :331"),
+    ((0, 4, 9), "35g", "sglang 0.4.9 server_args.py:332, :345"),
     ((0, 5, 3), "table16", "sglang 0.5.3 server_args.py:566"),
     ((0, 5, 5), "table24", "sglang 0.5.5 server_args.py:717"),
     ((0, 5, 21), "table48", "sglang 0.5.21 arg_groups/memory_hook.py:100"),
@@ -140,13 +143,17 @@ VLM_FRACTION_READ: tuple[tuple[tuple[int, ...], str], ...] = (
 )
 # Before it, ModelRunner.__init__ multiplied mem_fraction_static by a fixed factor for every multimodal model,
 # asked or not ("Automatically reduce --mem-fraction-static to … because this is a multimodal model"; sgl-project/
-# sglang PR #6881: "multiplied with a fixed factor F(0.9) for multimodal models"): (first read release, factor, where)
+# sglang PR #6881: "multiplied with a fixed factor F(0.9) for multimodal models"), up to 0.4.8; 0.4.9 moved the × 0.90
+# into ServerArgs.__post_init__, inside `if self.mem_fraction_static is None` (VLM_UNASKED_0_4_9): an unasked
+# fraction only, as the rule from 0.4.10 (its wheel read for review23 finding 8; the rest of its server_args.py
+# memory rules are 0.4.8's, line for line). (first read release, factor, where)
 VLM_RUNNER_READ: tuple[tuple[tuple[int, ...], float, str], ...] = (
     ((0, 4, 4), 0.95, "model_executor/model_runner.py:243"), ((0, 4, 5), 0.90, "model_executor/model_runner.py:274"),
     ((0, 4, 6), 0.90, "model_executor/model_runner.py:308"), ((0, 4, 7), 0.90, "model_executor/model_runner.py:402"),
     ((0, 4, 8), 0.90, "model_executor/model_runner.py:415"),
 )
-VLM_RUNNER_UNTIL = (0, 4, 10)       # 0.4.10's model_runner.py has no such line (server_args' rule instead)
+VLM_RUNNER_UNTIL = (0, 4, 9)        # 0.4.9's model_runner.py has no such line (server_args' rule instead)
+VLM_UNASKED_0_4_9 = ((0, 4, 9), 0.90, "server_args.py:329")     # until VLM_FRACTION_READ's first release
 VLM_BASE_FACTOR = 0.95
 VLM_BASELINE = (24, 1024)           # ViT-L/14: the getattr defaults and the complexity baseline
 
@@ -223,14 +230,15 @@ POST_CAPTURE_ENV_READ: tuple[tuple[tuple[int, ...], str], ...] = (
 # tier's and only the prefill pass grows. Rules: "names" — 0.4.4, hf_config.architectures == [X] for X in
 # CHUNKED_OFF_BY_NAME; "multimodal" — 0.4.5 / 0.4.6, every multimodal model ("Automatically turn off
 # --chunked-prefill-size for multimodal model."); "unsupported" — 0.4.7 on, a class on configs/model_config.py
-# is_multimodal_chunked_prefill_supported's list (CHUNKED_PREFILL_UNSUPPORTED, the second line cited); 0.4.9, not read
-# as a release, has the same lines (model_runner.py:455, model_config.py:632). (first read release, rule, where)
+# is_multimodal_chunked_prefill_supported's list (CHUNKED_PREFILL_UNSUPPORTED, the second line cited).
+# (first read release, rule, where)
 CHUNKED_OFF_READ: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0, 4, 4), "names", "model_executor/model_runner.py:253, :262"),
     ((0, 4, 5), "multimodal", "model_executor/model_runner.py:283"),
     ((0, 4, 6), "multimodal", "model_executor/model_runner.py:316"),
     ((0, 4, 7), "unsupported", "model_executor/model_runner.py:408, configs/model_config.py:610"),
     ((0, 4, 8), "unsupported", "model_executor/model_runner.py:421, configs/model_config.py:616"),
+    ((0, 4, 9), "unsupported", "model_executor/model_runner.py:455, configs/model_config.py:632"),
     ((0, 4, 10), "unsupported", "model_executor/model_runner.py:478, configs/model_config.py:679"),
     ((0, 5, 1), "unsupported", "model_executor/model_runner.py:514, configs/model_config.py:731"),
     ((0, 5, 2), "unsupported", "model_executor/model_runner.py:545, configs/model_config.py:761"),
@@ -321,6 +329,14 @@ class SGLangRules:
         if not rows or self.release >= VLM_RUNNER_UNTIL or not self.multimodal(architecture):
             return None
         return rows[-1][0], f"{self.ref} {rows[-1][1]}"
+
+    def vlm_unasked_factor(self, architecture: str) -> tuple[float, str] | None:
+        """(factor, where) 0.4.9's ServerArgs multiplies an unasked mem_fraction_static by for a multimodal class
+        (VLM_UNASKED_0_4_9), or None: another release, a class not multimodal there."""
+        first, factor, src = VLM_UNASKED_0_4_9
+        if not first <= self.release < VLM_FRACTION_READ[0][0] or not self.multimodal(architecture):
+            return None
+        return factor, f"{self.ref} {src}"
 
     def vlm_fraction_source(self, architecture: str) -> str | None:
         """Where this release lowers mem_fraction_static for a multimodal class (VLM_FRACTION_READ), or None."""
