@@ -62,3 +62,13 @@ def test_by_release_and_class():
     assert not off("llama-3.1-8b", "sglang==0.4.6")          # a text model: is_multimodal is false
     chunked = _plan("qwen2.5-vl-7b", "sglang", 32768)
     assert _step(chunked, "activations + CUDA graphs").formula.startswith("chunk 8192 ×")
+
+
+def test_the_pass_is_bounded_by_the_kv_pool():
+    # a prompt is written into the KV pool as it is prefilled: on a 24 GB card the pool (a few thousand tokens at
+    # 131,072 asked) bounds the pass, not the context
+    plan = check(CheckRequest(model="llama-3.2-11b-vision", runtime="sglang==0.4.4", gpu="rtx-4090", ctx=131072,
+                              use_measurements=False))[0]
+    pool = int(_step(plan, "KV pool tokens").value.replace(",", ""))
+    assert 0 < pool < 16384
+    assert _step(plan, "chunked prefill off").value == f"{pool:,} tokens a pass"

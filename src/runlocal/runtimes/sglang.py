@@ -439,9 +439,10 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
         max_reqs = min(max(min(int(tokens / s.ctx * 512) if s.ctx else 0, 4096), 2048), max(1, tokens // 2))
     inter = model.intermediate_size or 4 * model.hidden_size
     # chunked prefill off for this class (Mllama …, sglang_versions.CHUNKED_OFF_READ): the first request is prefilled
-    # whole, the batch bounded by max(max_prefill_tokens, --context-length); the fraction above kept the tier's chunk
+    # whole, the batch bounded by max(max_prefill_tokens, --context-length) and by the KV pool it is written to; the
+    # fraction above kept the tier's chunk
     chunk_off = (b.rules or sglang_rules(None)).chunked_prefill_off(b.architecture)
-    tokens_per_pass = max(s.ctx, MAX_PREFILL_TOKENS) if chunk_off else b.chunked
+    tokens_per_pass = min(max(s.ctx, MAX_PREFILL_TOKENS), tokens) if chunk_off else b.chunked
     # one prefill pass through a layer: hidden-sized tensors (input, residual, normed, output) and the MLP's
     # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
     return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
@@ -508,7 +509,7 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     if out.chunk_off:
         steps.append(Step("chunked prefill off", f"{model.architecture}: the server sets chunked_prefill_size -1 after "
                           f"sizing mem_fraction_static with chunk {b.chunked}; a prompt is prefilled in one pass of "
-                          f"up to max(context {s.ctx:,}, max_prefill_tokens {MAX_PREFILL_TOKENS:,})",
+                          f"up to max(context {s.ctx:,}, max_prefill_tokens {MAX_PREFILL_TOKENS:,}), within the KV pool",
                           f"{out.prefill_tokens:,} tokens a pass", out.chunk_off))
     pass_words = f"one whole-prompt pass {out.prefill_tokens}" if out.chunk_off else f"chunk {b.chunked}"
     steps.append(Step("activations + CUDA graphs",
