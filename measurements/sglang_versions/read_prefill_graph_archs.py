@@ -21,7 +21,7 @@ from pathlib import Path
 # 0.4.4 – 0.5.9: for is_multimodal alone (ModelRunner's fixed multimodal factor up to 0.4.8, the vision-model fraction
 # reduction from 0.4.10: runtimes/sglang_versions.py VLM_RUNNER_READ / VLM_FRACTION_READ); those releases have no
 # prefill graphs by default, so their other lists are not used
-RELEASES = ("0.4.4", "0.4.5", "0.4.6", "0.4.7", "0.4.8", "0.4.10", "0.5.1", "0.5.2", "0.5.3", "0.5.5", "0.5.7", "0.5.9", "0.5.11", "0.5.13", "0.5.16", "0.5.19",
+RELEASES = ("0.4.4", "0.4.5", "0.4.6", "0.4.7", "0.4.8", "0.4.9", "0.4.10", "0.5.1", "0.5.2", "0.5.3", "0.5.5", "0.5.7", "0.5.9", "0.5.11", "0.5.13", "0.5.16", "0.5.19",
             "0.5.21", "0.5.23")
 MODULE_LISTS = ("multimodal_model_archs", "piecewise_cuda_graph_disabled_model_archs",
                 "multimodal_piecewise_cuda_graph_supported_model_archs",

@@ -132,7 +132,8 @@ class CheckRequest:
     # llama-server's 4 slots in one unified KV cache, 1 elsewhere
     parallel: int | None = _opt(None, "--parallel", "-np", "--max-num-seqs", "--max-running-requests", ge=-1, le=4096,
                                 help="concurrent sequences (llama.cpp default: auto = -1, 4 slots sharing one "
-                                     "unified KV cache)")
+                                     "unified KV cache; vLLM's --max-num-seqs default: 256, on V1 1024 on a GPU of "
+                                     "≥ 70 GiB, not an A100 from 0.9)")
     flash_attn: str = _opt("auto", "--flash-attn", "-fa", choices=("on", "off", "auto"), help="on | off | auto")
     batch: int | None = _opt(None, "--batch", "-b", "--batch-size", ge=1, le=1 << 20,     # arg.cpp {"-b", "--batch-size"}
                              help="llama.cpp: logical batch, tokens per decode call (llama-server's default 2048)")
@@ -165,7 +166,8 @@ class CheckRequest:
                                     help="llama.cpp: the GPUs' shares of the layers, e.g. 3,1")
     gpu_memory_utilization: float | None = _opt(None, "--gpu-memory-utilization", gt=0, le=1,
                                                 help="vLLM: the share of each GPU's memory the engine may use "
-                                                     "(default: the release's, 0.9 in most)")
+                                                     "(default: the release's, 0.92 from 0.20.0 and in the current "
+                                                     "release, 0.9 before)")
     max_num_batched_tokens: int | None = _opt(None, "--max-num-batched-tokens", ge=1, le=1 << 24,
                                               help="vLLM: tokens scheduled in one step (default: the engine's, by "
                                                    "GPU and release)")
@@ -197,7 +199,7 @@ class CheckRequest:
                                           "512 (implies --enable-lora)")
     mem_fraction_static: float | None = _opt(None, "--mem-fraction-static", gt=0, le=1,
                                              help="SGLang: the share of GPU memory for the weights and the KV pool "
-                                                  "(default: SGLang's, by GPU memory)")
+                                                  "(default: SGLang's, by GPU memory, lowered for a vision model)")
     # transformers generate(max_new_tokens=…): prompt = ctx − this
     max_new_tokens: int | None = _opt(None, "--max-new-tokens", ge=1, le=MAX_CTX,
                                       help="transformers: generate()'s new tokens; the prompt is ctx minus these")

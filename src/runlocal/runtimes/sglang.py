@@ -138,7 +138,11 @@ def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs:
 
 def vlm_reduction(model: ModelSpec, rules: SGLangRules | None) -> tuple[float, str] | None:
     """(factor, formula) SGLang multiplies an unasked mem_fraction_static by for a vision model at this release
-    (sglang_versions.VLM_FRACTION_READ), or None: before 0.4.10, a class not multimodal there, no vision_config."""
+    (sglang_versions.VLM_FRACTION_READ; 0.4.9's fixed × 0.90, VLM_UNASKED_0_4_9), or None: before 0.4.9, a class
+    not multimodal there, no vision_config from 0.4.10."""
+    fixed = (rules or sglang_rules(None)).vlm_unasked_factor(model.architecture)
+    if fixed:       # 0.4.9: ServerArgs, an unasked fraction × 0.90 for any multimodal model, no vision_config read
+        return fixed[0], f"× {fixed[0]} for a multimodal model, {fixed[1]} (ServerArgs, an unasked fraction only)"
     source = (rules or sglang_rules(None)).vlm_fraction_source(model.architecture)
     vc = catalog_vision_config(model) if source else None
     if vc is None:
@@ -362,6 +366,8 @@ class _Outside:
     intermediate: int
     activation: int
     graphs: int
+    prefill_tokens: int             # one prefill pass: the chunk, or the whole prompt where chunked prefill is off
+    chunk_off: str | None = None    # where the release turns chunked prefill off for this model (chunked_prefill_off)
 
 
 def _kv_dtype_of(s: Settings) -> tuple[tuple[str, int], str | None]:
@@ -432,10 +438,16 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
         # kv_cache_configurator.py resolve_max_num_reqs
         max_reqs = min(max(min(int(tokens / s.ctx * 512) if s.ctx else 0, 4096), 2048), max(1, tokens // 2))
     inter = model.intermediate_size or 4 * model.hidden_size
-    # one prefill chunk through a layer: hidden-sized tensors (input, residual, normed, output) and the MLP's
+    # chunked prefill off for this class (Mllama …, sglang_versions.CHUNKED_OFF_READ): the first request is prefilled
+    # whole, the batch bounded by max(max_prefill_tokens, --context-length) and by the KV pool it is written to; the
+    # fraction above kept the tier's chunk
+    chunk_off = (b.rules or sglang_rules(None)).chunked_prefill_off(b.architecture)
+    tokens_per_pass = min(max(s.ctx, MAX_PREFILL_TOKENS), tokens) if chunk_off else b.chunked
+    # one prefill pass through a layer: hidden-sized tensors (input, residual, normed, output) and the MLP's
     # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
     return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
-                    intermediate=inter, activation=b.chunked * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
+                    intermediate=inter, activation=tokens_per_pass * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
+                    prefill_tokens=tokens_per_pass, chunk_off=chunk_off,
                     graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla, b.prefill,
                                                  prefill_graph_cap(b.rules, s.ctx, b.model_path)) * MiB)
                     if not s.sglang.disable_cuda_graph else 0)
@@ -494,8 +506,14 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
                       "model_executor/pool_configurator.py calculate_pool_sizes"))
     steps.append(Step("req_to_token pool", f"({out.max_reqs:,} requests + 1) × (context {s.ctx:,} + 4) × int32",
                       f"{out.req_to_token:,} B", "mem_cache/memory_pool.py ReqToTokenPool"))
+    if out.chunk_off:
+        steps.append(Step("chunked prefill off", f"{model.architecture}: the server sets chunked_prefill_size -1 after "
+                          f"sizing mem_fraction_static with chunk {b.chunked}; a prompt is prefilled in one pass of "
+                          f"up to max(context {s.ctx:,}, max_prefill_tokens {MAX_PREFILL_TOKENS:,}), within the KV pool",
+                          f"{out.prefill_tokens:,} tokens a pass", out.chunk_off))
+    pass_words = f"one whole-prompt pass {out.prefill_tokens}" if out.chunk_off else f"chunk {b.chunked}"
     steps.append(Step("activations + CUDA graphs",
-                      f"chunk {b.chunked} × (4×{model.hidden_size} + 3×{out.intermediate}/TP) × 2 B + SGLang's graph "
+                      f"{pass_words} × (4×{model.hidden_size} + 3×{out.intermediate}/TP) × 2 B + SGLang's graph "
                       "reserve", f"{out.activation + out.graphs:,} B", "arg_groups/memory_hook.py reserve_for_graph_mb"
                       + (f"; {b.ref}: " + ("prefill graphs on (0.5.11+)" if b.prefill else "decode graphs only"))))
     return steps
@@ -525,7 +543,8 @@ def _vlm_assumption(model: ModelSpec, b: _Budget) -> list[str]:
     """What the plan says of SGLang's vision-model reduction of mem_fraction_static (vlm_reduction)."""
     if b.runner:
         return [f"multimodal model: SGLang's ModelRunner multiplies mem_fraction_static by {b.runner[0]}, asked or not "
-                f"({b.runner[1]}; from 0.4.10 a rule by the vision tower's size instead)"]
+                f"({b.runner[1]}; from 0.4.9 an unasked fraction only: × 0.90 in 0.4.9, by the vision tower's size "
+                "from 0.4.10)"]
     if b.vlm:
         return [f"vision model: SGLang lowers an unasked mem_fraction_static {b.vlm[1]}"]
     if not model.vision_params:

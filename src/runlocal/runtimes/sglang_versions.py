@@ -10,7 +10,7 @@ what changed between the read releases and what the planner models is here:
   "tp-pp"     0.4.7    the table by TP × PP up to 81,920 MiB, 0.88 above; 0.79 above 180,000 MiB (CUDA); above
                        96 × 1024 MiB min(f + 48 × 1024 × (1 − f) / GPU, (GPU − 18 × 1024) / GPU) (0.4.7 :253)
   "tiers"     0.4.8 – 0.5.2  round((GPU − reserved) / GPU, 3), reserved by GPU tier: < 35 GiB (2.8 + TP·PP/10) GiB,
-                       < 90 GiB (9.5 + TP·PP/2), < 160 GiB (12 + TP·PP/2), else 32 GiB (0.4.8 :274)
+                       < 90 GiB (9.5 + TP·PP/2), < 160 GiB (12 + TP·PP/2), else 32 GiB (0.4.8 :274; 0.4.9 :280)
   "activation" 0.5.3 – 0.5.9  reserved = 512 + 1.5 × max(chunked, 2048) + 2 × cuda_graph_max_bs + TP·PP/8 × 1024 MiB,
                        ≥ 10 GiB above 60 GiB (0.5.3 :639); prefill (piecewise) CUDA graphs off by default
                        (0.5.9 :604 enable_piecewise_cuda_graph = False)
@@ -22,8 +22,9 @@ what changed between the read releases and what the planner models is here:
                        them off on AMD GPUs, with PP > 1 (not 0.5.16) and for MLA (0.5.16) (GRAPHS_OFF_*); from
                        0.5.16 post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
   a vision model's fraction × 0.95 × clamp(1 − 0.1 × (layers × hidden² / (24 × 1024²) − 1), 0.8, 1.05) from 0.4.10
-                       (VLM_FRACTION_READ), for a class multimodal at the release; up to 0.4.8 any fraction, asked or
-                       not, × 0.95 (0.4.4) / 0.90 (0.4.5 – 0.4.8) for a multimodal class (VLM_RUNNER_READ)
+                       (VLM_FRACTION_READ), for a class multimodal at the release; 0.4.9 an unasked one × 0.90
+                       (0.4.9 :329, VLM_UNASKED_0_4_9); up to 0.4.8 any fraction, asked or not, × 0.95 (0.4.4) / 0.90
+                       (0.4.5 – 0.4.8) for a multimodal class (VLM_RUNNER_READ)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -34,6 +35,9 @@ what changed between the read releases and what the planner models is here:
                        (0.5.3 :566)
   "table24"   0.5.5 – 0.5.19  < 35 GiB: 2048 and 24 / 80 (0.5.5 :717)
   "table48"   0.5.21 on  < 35 GiB: 4096 and 48 / 160 (0.5.21 memory_hook.py:100), the modelled table
+- chunked prefill turned off for a multimodal model after the fraction is set (``CHUNKED_OFF_READ``): 0.4.4 Mllama
+  and Qwen2-VL by name, 0.4.5 – 0.4.6 every multimodal model, 0.4.7 on the classes is_multimodal_chunked_prefill_supported
+  lists (Mllama, LLaVA-Llama, Grok-1V/1A, CLIP; MossVL from 0.5.11): a prompt is then prefilled in one pass
 - unchanged over 0.4.4 – 0.5.23: the KV budget, free-before-weights × mem_fraction_static − the weights (0.4.4
   model_runner.py:633 rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static),
   total_gpu_memory being init_torch_distributed's min_per_gpu_memory, :163); page_size 1 on CUDA (0.4.4
@@ -58,8 +62,8 @@ from .versions import release_text as _text
 WHEELS = "measurements/sglang_versions/wheels.txt"
 # every release whose wheel was read (wheels.txt)
 READ: tuple[tuple[int, ...], ...] = (
-    (0, 4, 4), (0, 4, 5), (0, 4, 6), (0, 4, 7), (0, 4, 8), (0, 4, 10), (0, 5, 1), (0, 5, 2), (0, 5, 3), (0, 5, 5),
-    (0, 5, 7), (0, 5, 9), (0, 5, 11), (0, 5, 13), (0, 5, 16), (0, 5, 19), (0, 5, 21), (0, 5, 23),
+    (0, 4, 4), (0, 4, 5), (0, 4, 6), (0, 4, 7), (0, 4, 8), (0, 4, 9), (0, 4, 10), (0, 5, 1), (0, 5, 2), (0, 5, 3),
+    (0, 5, 5), (0, 5, 7), (0, 5, 9), (0, 5, 11), (0, 5, 13), (0, 5, 16), (0, 5, 19), (0, 5, 21), (0, 5, 23),
 )
 CURRENT = READ[-1]
 # (first release, mem_fraction_static rule, where it is read)
@@ -68,6 +72,7 @@ FRACTION_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0, 4, 6), "tp-13g", "sglang 0.4.6 server_args.py:224"),
     ((0, 4, 7), "tp-pp", "sglang 0.4.7 server_args.py:253"),
     ((0, 4, 8), "tiers", "sglang 0.4.8 server_args.py:274"),
+    ((0, 4, 9), "tiers", "sglang 0.4.9 server_args.py:280"),
     ((0, 5, 3), "activation", "sglang 0.5.3 server_args.py:639"),
     ((0, 5, 11), "graphs", "sglang 0.5.11 server_args.py:1436"),
     ((0, 5, 16), "graphs", "arg_groups/memory_hook.py reserve_for_graph_mb (sglang 0.5.23)"),
@@ -78,6 +83,7 @@ TIER_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0, 4, 6), "25g-open", "sglang 0.4.6 server_args.py:241, :260"),
     ((0, 4, 7), "25g-180", "sglang 0.4.7 server_args.py:286, :315"),
     ((0, 4, 8), "35g", "sglang 0.4.8 server_args.py:318, :331"),
+    ((0, 4, 9), "35g", "sglang 0.4.9 server_args.py:332, :345"),
     ((0, 5, 3), "table16", "sglang 0.5.3 server_args.py:566"),
     ((0, 5, 5), "table24", "sglang 0.5.5 server_args.py:717"),
     ((0, 5, 21), "table48", "sglang 0.5.21 arg_groups/memory_hook.py:100"),
@@ -137,13 +143,17 @@ VLM_FRACTION_READ: tuple[tuple[tuple[int, ...], str], ...] = (
 )
 # Before it, ModelRunner.__init__ multiplied mem_fraction_static by a fixed factor for every multimodal model,
 # asked or not ("Automatically reduce --mem-fraction-static to … because this is a multimodal model"; sgl-project/
-# sglang PR #6881: "multiplied with a fixed factor F(0.9) for multimodal models"): (first read release, factor, where)
+# sglang PR #6881: "multiplied with a fixed factor F(0.9) for multimodal models"), up to 0.4.8; 0.4.9 moved the × 0.90
+# into ServerArgs.__post_init__, inside `if self.mem_fraction_static is None` (VLM_UNASKED_0_4_9): an unasked
+# fraction only, as the rule from 0.4.10 (its wheel read for review23 finding 8; the rest of its server_args.py
+# memory rules are 0.4.8's, line for line). (first read release, factor, where)
 VLM_RUNNER_READ: tuple[tuple[tuple[int, ...], float, str], ...] = (
     ((0, 4, 4), 0.95, "model_executor/model_runner.py:243"), ((0, 4, 5), 0.90, "model_executor/model_runner.py:274"),
     ((0, 4, 6), 0.90, "model_executor/model_runner.py:308"), ((0, 4, 7), 0.90, "model_executor/model_runner.py:402"),
     ((0, 4, 8), 0.90, "model_executor/model_runner.py:415"),
 )
-VLM_RUNNER_UNTIL = (0, 4, 10)       # 0.4.10's model_runner.py has no such line (server_args' rule instead)
+VLM_RUNNER_UNTIL = (0, 4, 9)        # 0.4.9's model_runner.py has no such line (server_args' rule instead)
+VLM_UNASKED_0_4_9 = ((0, 4, 9), 0.90, "server_args.py:329")     # until VLM_FRACTION_READ's first release
 VLM_BASE_FACTOR = 0.95
 VLM_BASELINE = (24, 1024)           # ViT-L/14: the getattr defaults and the complexity baseline
 
@@ -209,6 +219,44 @@ POST_CAPTURE_ENV_READ: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 5, 16), "environ.py:337"), ((0, 5, 19), "environ.py:554"), ((0, 5, 21), "environ.py:590"),
     ((0, 5, 23), "environ.py:640"),
 )
+# Chunked prefill turned off (chunked_prefill_size = -1) for a multimodal model (is_multimodal, as above), by read
+# release; the scheduler then reads None ("Without chunking, allow the first request even above the input cap",
+# 0.5.23 managers/schedule_policy.py:1626), so a prompt is prefilled in one pass of up to max(max_prefill_tokens,
+# --context-length) tokens ("The real bound will be the maximum of this value and the model's maximum context length",
+# 0.5.23 arg_groups/fields/schedule.py:71). In every read release it runs after mem_fraction_static was set from the GPU
+# tier's chunk (0.4.4 – 0.5.13 in ModelRunner, after ServerArgs; 0.5.16 server_args.py __post_init__ calls
+# _handle_gpu_memory_settings before _handle_model_capability_adjustments; 0.5.19 – 0.5.23 arg_groups/pipeline.py runs
+# handle_gpu_memory_settings (0.5.23 :218) before handle_model_capability_adjustments (:352)), so the fraction is the
+# tier's and only the prefill pass grows. Rules: "names" — 0.4.4, hf_config.architectures == [X] for X in
+# CHUNKED_OFF_BY_NAME; "multimodal" — 0.4.5 / 0.4.6, every multimodal model ("Automatically turn off
+# --chunked-prefill-size for multimodal model."); "unsupported" — 0.4.7 on, a class on configs/model_config.py
+# is_multimodal_chunked_prefill_supported's list (CHUNKED_PREFILL_UNSUPPORTED, the second line cited).
+# (first read release, rule, where)
+CHUNKED_OFF_READ: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0, 4, 4), "names", "model_executor/model_runner.py:253, :262"),
+    ((0, 4, 5), "multimodal", "model_executor/model_runner.py:283"),
+    ((0, 4, 6), "multimodal", "model_executor/model_runner.py:316"),
+    ((0, 4, 7), "unsupported", "model_executor/model_runner.py:408, configs/model_config.py:610"),
+    ((0, 4, 8), "unsupported", "model_executor/model_runner.py:421, configs/model_config.py:616"),
+    ((0, 4, 9), "unsupported", "model_executor/model_runner.py:455, configs/model_config.py:632"),
+    ((0, 4, 10), "unsupported", "model_executor/model_runner.py:478, configs/model_config.py:679"),
+    ((0, 5, 1), "unsupported", "model_executor/model_runner.py:514, configs/model_config.py:731"),
+    ((0, 5, 2), "unsupported", "model_executor/model_runner.py:545, configs/model_config.py:761"),
+    ((0, 5, 3), "unsupported", "model_executor/model_runner.py:588, configs/model_config.py:843"),
+    ((0, 5, 5), "unsupported", "model_executor/model_runner.py:523, configs/model_config.py:978"),
+    ((0, 5, 7), "unsupported", "model_executor/model_runner.py:643, configs/model_config.py:1126"),
+    ((0, 5, 9), "unsupported", "model_executor/model_runner.py:679, configs/model_config.py:1299"),
+    ((0, 5, 11), "unsupported", "model_executor/model_runner.py:1049, configs/model_config.py:1489"),
+    ((0, 5, 13), "unsupported", "model_executor/model_runner.py:1032, configs/model_config.py:1622"),
+    ((0, 5, 16), "unsupported", "server_args.py:3124, configs/model_config.py:1825"),
+    ((0, 5, 19), "unsupported", "arg_groups/model_hook.py:800, configs/model_config.py:2031"),
+    ((0, 5, 21), "unsupported", "arg_groups/model_hook.py:928, configs/model_config.py:2356"),
+    ((0, 5, 23), "unsupported", "arg_groups/model_hook.py:1031, configs/model_config.py:2553"),
+)
+CHUNKED_OFF_BY_NAME = ("MllamaForConditionalGeneration", "Qwen2VLForConditionalGeneration")      # 0.4.4
+CHUNKED_PREFILL_UNSUPPORTED = ("Grok1VForCausalLM", "Grok1AForCausalLM", "LlavaLlamaForCausalLM",
+                               "MllamaForConditionalGeneration", "CLIPModel")     # 0.4.7 – 0.5.9
+CHUNKED_PREFILL_UNSUPPORTED_FROM_0_5_11 = ("MossVLForConditionalGeneration",)     # added by 0.5.11 (absent in 0.5.9)
 RUNNER_MAX_BS = 160   # cuda_graph_runner.py's own capture list ends at 160 when cuda_graph_max_bs is unset (0.4.8 :145)
 TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))   # 0.4.4 server_args.py:205-214
 
@@ -282,12 +330,33 @@ class SGLangRules:
             return None
         return rows[-1][0], f"{self.ref} {rows[-1][1]}"
 
+    def vlm_unasked_factor(self, architecture: str) -> tuple[float, str] | None:
+        """(factor, where) 0.4.9's ServerArgs multiplies an unasked mem_fraction_static by for a multimodal class
+        (VLM_UNASKED_0_4_9), or None: another release, a class not multimodal there."""
+        first, factor, src = VLM_UNASKED_0_4_9
+        if not first <= self.release < VLM_FRACTION_READ[0][0] or not self.multimodal(architecture):
+            return None
+        return factor, f"{self.ref} {src}"
+
     def vlm_fraction_source(self, architecture: str) -> str | None:
         """Where this release lowers mem_fraction_static for a multimodal class (VLM_FRACTION_READ), or None."""
         rows = [src for first, src in VLM_FRACTION_READ if self.release >= first]
         if not rows or not self.multimodal(architecture):
             return None
         return f"{self.ref} {rows[-1]} adjust_mem_fraction_for_vlm"
+
+    def chunked_prefill_off(self, architecture: str) -> str | None:
+        """Where this release turns chunked prefill off for the model class ``architecture`` (CHUNKED_OFF_READ), or
+        None: chunked prefill stays on at the GPU tier's (or the asked) size."""
+        rows = [(rule, src) for first, rule, src in CHUNKED_OFF_READ if self.release >= first]
+        if not rows or not self.multimodal(architecture):
+            return None
+        rule, src = rows[-1]
+        unsupported = CHUNKED_PREFILL_UNSUPPORTED + (CHUNKED_PREFILL_UNSUPPORTED_FROM_0_5_11
+                                                     if self.release >= (0, 5, 11) else ())
+        off = (architecture in CHUNKED_OFF_BY_NAME if rule == "names" else
+               True if rule == "multimodal" else architecture in unsupported)
+        return f"{self.ref} {src}" if off else None
 
     @property
     def post_capture_source(self) -> str | None:

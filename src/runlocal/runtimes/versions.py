@@ -301,14 +301,28 @@ def newer_than_read_note(runtime: str, version_text: str | None) -> list[str]:
     if newest is None or version_text is None:
         return []
     key = parse_version(runtime, version_text).key
-    if release3(key) <= release3(newest[0]):
-        return []
     name = {"vllm": "vLLM", "ollama": "Ollama", "sglang": "SGLang", "mlx": "mlx-lm"}.get(runtime, runtime)
+    if release3(key) <= release3(newest[0]):
+        return unread_release_note(runtime, name, version_text, key)
     if runtime == "ollama":
         rc, commit, date = OLLAMA_NEWEST_COMMIT_READ
         return [f"{name} {version_text} {newer_words(newest[1])} — the pre-release v{rc} ({commit[:7]}, {date}) was "
                 f"read too and launches llama-server as {newest[1]} does (OLLAMA_NEWEST_COMMIT_READ)"]
     return [f"{name} {version_text} {newer_words(newest[1])}"]
+
+
+def unread_release_note(runtime: str, name: str, version_text: str, key: tuple[int, ...]) -> list[str]:
+    """The plan's note where a release-table runtime (SGLang, transformers, mlx-lm: each one's READ) is asked at a
+    release between read ones: planned with the nearest read release's rules, said as the newer-than-read note says
+    its own (review23 finding 8: sglang==0.4.9 was planned with 0.4.8's rules, said only under --explain). [] for a
+    read release and for the runtimes whose rules are kept by release ranges (vLLM, llama.cpp, Ollama)."""
+    if runtime not in ("sglang", "transformers", "mlx"):
+        return []
+    import importlib
+
+    module = importlib.import_module(f".{runtime}_versions", __package__)
+    _, note = nearest_read(key, module.READ, version_text, runtime, name, name, getattr(module, "WHEELS", ""))
+    return [note] if note else []
 
 
 def vllm_engine(version: RuntimeVersion | None) -> tuple[str, str]:

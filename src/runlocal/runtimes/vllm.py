@@ -553,7 +553,13 @@ class VLLM:
             swap, swap_refusal, swap_steps = host_swap(engine, vllm_swap_space(self._release()), tp,
                                                        host.total or host.capacity, s.vllm.swap_space)
             refusal = refusal or swap_refusal
-            devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, swap, 0, 0),)   # the process itself: not modelled
+            # V0's swap space is held as the host's overhead, not its KV cache: CacheEngine's cpu_cache is touched only
+            # by swap_in / swap_out (a preempted sequence's blocks, copied back to the GPU before it runs again), and
+            # the model runner is handed gpu_cache alone (vllm/worker/cache_engine.py; worker.py Worker.kv_cache
+            # returns self.gpu_cache), so no decoded token reads it: as KV here the speed model shared every token's
+            # KV read over it at RAM bandwidth (review23 #2: Mllama on 0.10 at 22.3 instead of 94.7 tokens/s).
+            # The process's own host memory is not modelled.
+            devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, 0, 0, swap),)
             steps += swap_steps
         rec = recurrent_state_bytes(model)
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=pool.bytes_per_token,
