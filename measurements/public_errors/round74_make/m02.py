@@ -1,4 +1,4 @@
-"""llama.cpp: load a tiny 8-layer GGUF with n_ctx 8192, evaluate a ~5,000-token prompt (KV cells ~80 MiB in use), then
+"""llama.cpp: load a tiny 8-layer GGUF with n_ctx 8192, evaluate a ~4,700-token prompt (600 words) (KV cells ~80 MiB in use), then
 cap mapped + 48 MiB and call save_state(): the binding's ctypes buffer for the state is refused."""
 from harness74 import tiny_gguf
 
@@ -17,7 +17,7 @@ from envsetup import cap
 from llama_cpp import Llama
 
 llm = Llama(model_path="./model.gguf", n_ctx=8192, n_batch=512, verbose=False)
-doc = " ".join(f"t{i % 30000}" for i in range(5000))
+doc = " ".join(f"t{i % 30000}" for i in range(600))
 out = llm(doc + " Summary:", max_tokens=4)
 print("prompt tokens:", out["usage"]["prompt_tokens"], "completion:", repr(out["choices"][0]["text"]))
 cap(48)
