@@ -20,8 +20,8 @@ from gguf import GGUFWriter
 from safetensors import safe_open
 
 writer = GGUFWriter("model-f32.gguf", "llama")
-cap(128)
 with safe_open("model.safetensors", framework="pt") as f:
+    cap(128)
     for name in f.keys():
         raw = f.get_tensor(name).view(torch.int16).numpy()
         data = (raw.astype(np.uint32) << 16).view(np.float32)
