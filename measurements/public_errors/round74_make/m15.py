@@ -26,7 +26,7 @@ llm = Llama(model_path=path, use_mmap=False, n_ctx=2048)
 print(llm("Hi", max_tokens=4)["choices"][0]["text"])
 ''', "start.sh": '''#!/bin/bash
 export HF_HOME="$PWD/hf"
-prlimit --as=1000000000 python3 serve_local.py
+prlimit --as=450000000 python3 serve_local.py
 code=$?
 echo "serve_local.py exited: $code"
 exit $code

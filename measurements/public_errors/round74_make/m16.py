@@ -1,5 +1,5 @@
 """A LoRA-merge script in plain torch: load a ~420 MB model, then for each layer's projections compute W + B @ A
-(rank 64, float32) into a new state dict; under a cap of mapped + 96 MiB set after the load a merged copy is refused."""
+(rank 64, float32) into a new state dict; under a cap of mapped + 160 MiB set after the load a merged copy is refused."""
 from harness74 import tiny_hf
 
 META = {"label": "oom_killer", "runtime": "transformers", "phase": None, "wrapper": "python traceback",
@@ -16,7 +16,7 @@ from envsetup import cap
 from transformers import AutoModelForCausalLM
 
 model = AutoModelForCausalLM.from_pretrained("./base")
-cap(96)
+cap(160)
 torch.manual_seed(0)
 merged = {}
 for name, w in model.state_dict().items():
