@@ -10,8 +10,8 @@ import numpy as np
 
 scores = np.linspace(0, 1, 1000, dtype=np.float32)
 print("scores ready", scores.shape, flush=True)
-header = ctypes.string_at(0, 16)
-print("native header:", header)
+first = ctypes.c_float.from_address(8).value
+print("first score via native view:", first)
 ''', "post.sh": '''#!/bin/bash
 echo "post-processing started"
 python3 postproc.py
