@@ -327,7 +327,12 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_ctx, search_steps, searched, held, basis = _layered_max_context(runtime, model, weights, settings, alloc,
                                                                             targets)
         max_conc = None
-        if with_concurrency:
+        if with_concurrency and runtime.defaults(model, s.with_(parallel=2), targets).parallel < 2:
+            # the runtime runs this model on one sequence whatever is asked (Ollama's single-sequence families and,
+            # v0.1.34–v0.4.0, every projector model: runtimes/ollama.py defaults): more requests at once never fit,
+            # each larger --parallel is planned back at 1 (review23b: "up to OLLAMA_NUM_PARALLEL=512 fits" was said)
+            max_conc = 1.0 if fits_room(runtime, model, weights, s.with_(parallel=1), targets)[0] else None
+        elif with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,

@@ -75,7 +75,8 @@ def best_for(model: str, *, policy=None, vendor: str | None = None, form: str | 
     from .choose import best
     from .model.resolve import resolve_model
 
-    vendor, form = (vendor or "").strip().lower(), (form or "").strip().lower()
+    # checked as given (one_of folds the case itself), so a refusal quotes the value the way it was typed
+    vendor, form = one_of("vendor", vendor, VENDORS), one_of("form", form, tuple(FORM_FACTORS))
     alias, sized = model_for(model)
     read, options = read_name(alias, options)
     devices = shop_devices(vendor, form)

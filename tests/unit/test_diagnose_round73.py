@@ -50,6 +50,21 @@ def test_gnu_timeouts_command_line_is_a_time_limit_too():
     assert _answer(text) == ("not_memory", "notmem-stopped")
 
 
+def test_a_timeout_that_sends_term_is_no_limit_behind_a_bare_kill():
+    # coreutils timeout(1): "-s, --signal=SIGNAL specify the signal to be sent on timeout; SIGNAL may be a name like
+    # 'HUP' or a number; see 'kill -l' for a list of signals" and "The TERM signal is sent if no signal is specified";
+    # a TERM'd job ends with timeout's status 124 and bash prints no "Killed": a bare kill after a plain `timeout 600`
+    # (hand-written) was sent by someone else, and keeps the bare kill's reading (review23b)
+    for line in ("+ timeout 600 python3 gen.py\n", "+ timeout -s TERM 600 python3 gen.py\n",
+                 "$ timeout --preserve-status 60 python3 gen.py\n"):
+        assert _answer(line + _L17_RUN + _L17_KILL) == ("oom_killer", "process-killed"), line
+    # "-k, --kill-after=DURATION also send a KILL signal if COMMAND is still running this long after the initial
+    # signal was sent", and the signal named by number: both end in KILL, the limit's stop
+    for line in ("+ timeout -k 5 40 python3 gen.py\n", "+ timeout --kill-after=5s 40 python3 gen.py\n",
+                 "+ timeout -s 9 40 python3 gen.py\n", "+ timeout --signal=SIGKILL 40 python3 gen.py\n"):
+        assert _answer(line + _L17_RUN + _L17_KILL) == ("not_memory", "notmem-stopped"), line
+
+
 def test_a_limit_beside_a_line_that_says_memory_ran_short_keeps_the_memory_answer():
     # a time limit set, but the job's own line also says memory was under pressure (hand-written): the limit is not
     # known to be why it died, and the bare kill keeps its reading

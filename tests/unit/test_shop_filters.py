@@ -10,7 +10,7 @@ import pytest
 from runlocal.errors import InputError
 from runlocal.hardware.catalog import load_devices
 from runlocal.hardware_list import hardware_records
-from runlocal.shopping import VENDORS, one_of, shop_devices
+from runlocal.shopping import VENDORS, best_for, one_of, shop_devices
 
 EXPECTED_VENDORS = "nvidia, amd, intel, apple, generic"
 EXPECTED_FORMS = "gpu, laptop, apple, unified, cpu"
@@ -24,6 +24,10 @@ def test_the_vendors_are_the_catalogs():
 @pytest.mark.parametrize("call, field, accepted", [
     (lambda v: hardware_records(vendor=v), "vendor", EXPECTED_VENDORS),
     (lambda v: shop_devices(vendor=v), "vendor", EXPECTED_VENDORS),
+    # `best`'s door (CLI, API, MCP): best_for checks before it resolves the model, the value as typed (review23b: it
+    # lower-cased first, so "Acme" came back as 'acme')
+    (lambda v: best_for("llama-3.1-8b", vendor=v), "vendor", EXPECTED_VENDORS),
+    (lambda v: best_for("llama-3.1-8b", form=v), "form", EXPECTED_FORMS),
     (lambda v: hardware_records(kind=v), "kind", EXPECTED_FORMS),
     (lambda v: shop_devices(form=v), "form", EXPECTED_FORMS),
 ])

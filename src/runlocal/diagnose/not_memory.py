@@ -27,9 +27,16 @@ TERMINATED_JOB = r"(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated"
 # "Killed", the status is 137 ("137 if COMMAND (or timeout itself) is sent the KILL (9) signal (128+9)", coreutils
 # timeout(1), https://kernel.org/doc/man-pages/online/pages/man1/timeout.1.html). A bare kill after such a limit, with
 # nothing else saying memory ran short, is that stop (round 73's l17), not the kernel's OOM killer. A figure is needed:
-# "within timeout" or a request's timeout setting is no limit on the job
+# "within timeout" or a request's timeout setting is no limit on the job. timeout(1)'s command line counts only where
+# it sends KILL: "-s, --signal=SIGNAL specify the signal to be sent on timeout … TERM signal is sent if no signal is
+# specified", "-k, --kill-after=DURATION also send a KILL signal if COMMAND is still running this long after the
+# initial signal was sent" (coreutils timeout(1)). A plain `timeout 60 python …` stops the job with TERM — exit 124,
+# no "Killed" — so a bare kill after it was another sender's, the OOM killer's as often as not
+_TIMEOUT_OPTION = r"(?:-(?:s|k|-signal|-kill-after)[\s=]?\S+|--preserve-status|--foreground|-v|--verbose)\s+"
+_TIMEOUT_SENDS_KILL = r"(?:-s|--signal)[\s=]?(?:sig)?(?:kill|9)\s+|(?:-k|--kill-after)[\s=]?\d+(?:\.\d+)?[smhd]?\s+"
 TIME_LIMIT_SET = re.compile(r"\b(?:wall[- ]?(?:clock[- ]?)?time|walltime|run[- ]?time|time) limit\b[\s:=(]*(?:of )?\d"
-                            r"|(?:^\s*(?:[+$#>]\s*)?|[;&|]\s*)timeout\s+(?:-(?:s|k|-signal|-kill-after)[\s=]?\S+\s+)*\d+(?:\.\d+)?[smhd]?\s+\S")
+                            r"|(?:^\s*(?:[+$#>]\s*)?|[;&|]\s*)timeout\s+(?:" + _TIMEOUT_OPTION + r")*?(?:"
+                            + _TIMEOUT_SENDS_KILL + r")(?:" + _TIMEOUT_OPTION + r")*\d+(?:\.\d+)?[smhd]?\s+\S")
 
 NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
