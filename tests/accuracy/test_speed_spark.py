@@ -104,3 +104,20 @@ def test_float_weights_and_other_runtimes_stay_unpredicted():
     vllm = check(CheckRequest(use_measurements=False, model="qwen3-8b", gpu="dgx-spark", runtime="vllm"))[0]
     assert vllm.speed.get("prefill_tokens_per_s") is None
     assert "this runtime" in vllm.speed["prefill_not_predicted"]
+
+
+def test_the_spark_prefill_says_unvalidated_on_the_speed_line_not_only_in_explain():
+    """review23b #1: the soc/cuda share's held-out round had one source (spark_first_run.txt), every Spark row at
+    -ub 2048, so a plan's prefill figure says "unvalidated" where it is printed; a card fitted on validated rounds
+    (an RTX 4090) carries no such flag."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from runlocal.cli import app
+    spark = json.loads(CliRunner().invoke(app, ["check", "gpt-oss-120b", "--gpu", "dgx-spark", "--json"]).output)
+    assert spark["speed"]["prefill_tokens_per_s"] and "one source" in spark["speed"]["prefill_unvalidated"]
+    text = CliRunner().invoke(app, ["check", "gpt-oss-120b", "--gpu", "dgx-spark"], terminal_width=200).output
+    assert "tokens/s prefill (512-token prompt) (unvalidated: --explain says why)" in text
+    card = json.loads(CliRunner().invoke(app, ["check", "llama-3.1-8b", "--gpu", "rtx-4090", "--json"]).output)
+    assert card["speed"]["prefill_tokens_per_s"] and "prefill_unvalidated" not in card["speed"]

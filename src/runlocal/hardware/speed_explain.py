@@ -151,6 +151,15 @@ def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str
              f"hardware/metal_kv.py ({METAL_KV_SOURCE}; ABSORBED: evidence/speed_fit_metalkv.py)")]
 
 
+def _unvalidated_prefill(p: SpeedPlan) -> str:
+    """Why the prefill figure is unvalidated, or "" (the DGX Spark's soc/cuda share: hardware/soc_prompt.py)."""
+    gpu = p.first_gpu
+    dev = gpu.dev if gpu else None
+    if gpu is None or dev is None or not soc_cuda_words(gpu.klass, dev.vendor):
+        return ""
+    return "the soc/cuda share's held-out round had one source, measured at -ub 2048"
+
+
 def speed_figures(p: SpeedPlan) -> dict:
     return {"decode_tokens_per_s": round(p.decode, 1) if p.decode else None,
             "prefill_tokens_per_s": round(p.prefill, 1) if p.prefill else None,
@@ -164,6 +173,9 @@ def speed_figures(p: SpeedPlan) -> dict:
             "time_to_first_token_s": float(f"{p.ttft_s:.4g}") if p.ttft_s else None,   # a 1-token prompt: 1e-4 s
             # why there is no prefill figure, where the model declines one (hardware/backend_speed.py)
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {}),
+            # a prefill figure from a share whose held-out round was too few to judge (review23b #1: said on the
+            # speed line, not only in --explain)
+            **({"prefill_unvalidated": _unvalidated_prefill(p)} if p.prefill and _unvalidated_prefill(p) else {}),
             # a MoE prompt with no validated figure: the range printed instead (backend_speed.MOE_PREFILL_RANGES)
             **({"prefill_range_tokens_per_s": [round(p.moe_range[0] * p.moe_range[1].low, 1),
                                                round(p.moe_range[0] * p.moe_range[1].high, 1)]}

@@ -407,7 +407,8 @@ def speed_phrase(plan: Plan) -> str | None:
                          f"({sp['decode_short_context']:,} tokens, one request)")
     if sp.get("prefill_tokens_per_s"):
         parts.append(f"{sp['prefill_tokens_per_s']:,.1f} tokens/s prefill"
-                     + (f" ({sp['prefill_prompt_tokens']:,}-token prompt)" if sp.get("prefill_prompt_tokens") else ""))
+                     + (f" ({sp['prefill_prompt_tokens']:,}-token prompt)" if sp.get("prefill_prompt_tokens") else "")
+                     + (" (unvalidated: --explain says why)" if sp.get("prefill_unvalidated") else ""))
         ttft = sp.get("time_to_first_token_s")
         if ttft:
             parts.append(f"first token after {_seconds(ttft)}")
