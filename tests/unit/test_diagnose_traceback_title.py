@@ -5,6 +5,8 @@ under it), then the exception's own line unindented, "qualified.Name: message" (
 TracebackException.format_exception_only). made73-m17's answer was titled "Not a memory failure: Traceback (most recent
 call last):": the header is the first line that states an error, but it names none. The title is the exception line;
 where the paste is cut inside the traceback (no exception line), the header stays, as nothing else names the error.
+The same holds where a signature matched a frame's source line inside the traceback (made73-l11 was titled
+"raise valueerror(f )", llama-cpp-python's raise statement with its string taken out, instead of the ValueError).
 """
 
 from __future__ import annotations
@@ -62,3 +64,32 @@ def test_the_exception_line_shape():
     assert not is_exception_line("Note: the model was quantized")
     assert not is_exception_line("During handling of the above exception, another exception occurred:")
     assert not is_exception_line("import exllamav2_ext")
+
+
+# made73-l11 (round73_make/l11.py, llama-cpp-python 0.3.36 on CPython 3.11.7): the record's last lines
+_L11 = (
+    "llama_model_load: error loading model: error loading model hyperparameters: key not found in model: "
+    "llama.context_length\n"
+    "llama_model_load_from_file_impl: failed to load model\n"
+    "Traceback (most recent call last):\n"
+    '  File "/tmp/r73/run-f0de32be/chat.py", line 3, in <module>\n'
+    '    llm = Llama(model_path="./tiny-chat-lora-q8.gguf", n_ctx=2048)\n'
+    "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+    '  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/llama_cpp/_internals.py", line 62, in __init__\n'
+    '    raise ValueError(f"Failed to load model from file: {path_model}")\n'
+    "ValueError: Failed to load model from file: ./tiny-chat-lora-q8.gguf\n")
+
+
+def test_a_source_line_matched_inside_a_traceback_gives_way_to_the_exception_line():
+    d = diagnose_text(_L11)
+    assert d.category == "not_memory"
+    assert d.title == "Not a memory failure: ValueError: Failed to load model from file: ./tiny-chat-lora-q8.gguf"
+    assert d.line_number == 9  # two llama.cpp lines, the header, two frames with their lines and a marker line
+
+
+def test_a_source_line_with_no_exception_line_after_it_keeps_its_own_title():
+    # the same lines cut before the exception: the raise statement stays what the answer names (as before)
+    d = diagnose_text(_L11.rsplit("ValueError:", 1)[0])
+    assert d.category == "not_memory"
+    assert not d.title.startswith("Not a memory failure: ValueError:")
+    assert d.line_number == 8  # the raise statement's line

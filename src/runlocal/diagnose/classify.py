@@ -239,7 +239,7 @@ class Scanner:
         # counted as memory said: whether it was a lack of memory is the question)
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
-        self.tracebacks = last_resort.TracebackReader()  # each Python traceback's own error line, by its header
+        self.tracebacks = last_resort.TracebackReader()  # each Python traceback's own error line, by its lines
         self.kill_seen: tuple[kb.Entry, int, str] | None = None  # the first kill signature (SIGKILL, 137) and its line
         self.time_limit_at: int | None = None  # a limit on the running time stated before any kill (TIME_LIMIT_SET)
         self.memory_beside_kill = False  # a line says memory ran short in other words than a kill's
@@ -695,8 +695,9 @@ class Scanner:
 
     def _error_of_traceback(self, error_line: tuple[int, str]) -> tuple[int, str]:
         """The line an answer that names the error is titled with: a traceback's header names none, so its own
-        exception line, where the paste holds it (last_resort.TracebackReader)."""
-        return self.tracebacks.errors.get(error_line[0], error_line)
+        exception line, where the paste holds it, and so does a frame's source line ('raise ValueError(f"…")', matched
+        by a signature) inside that traceback (last_resort.TracebackReader)."""
+        return self.tracebacks.error_of(error_line[0]) or error_line
 
     def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:
         """What a line read as ggml's device allocation failure (or a generic one over ggml's error footer) is, by the

@@ -144,12 +144,14 @@ def is_exception_line(line: str) -> bool:
 
 
 class TracebackReader:
-    """Follows the traceback opened by each header line and keeps, per header's line number, the exception line
-    that ends it. A line that is not a frame, its source line or markers ends the traceback: when it has an exception's
-    shape it is the error; otherwise the paste was cut inside the traceback and the header keeps no error line."""
+    """Follows the traceback opened by each header line and keeps the exception line that ends it, for every line
+    from the header to it (the header, a frame, a frame's source line such as 'raise ValueError(f"…")', which a
+    knowledge-base signature can match). A line that is not a frame, its source line or markers ends the traceback:
+    when it has an exception's shape it is the error; otherwise the paste was cut inside the traceback and its lines
+    keep no error line."""
 
     def __init__(self) -> None:
-        self.errors: dict[int, tuple[int, str]] = {}
+        self.spans: list[tuple[int, int, str]] = []  # (header's line number, exception's line number, its line)
         self._open: int | None = None  # the header's line number, while its traceback is being read
         self._after_frame = False  # the line before was a frame: this one is its source line, indented or not
 
@@ -166,5 +168,12 @@ class TracebackReader:
             self._after_frame = False
             return
         if is_exception_line(line):
-            self.errors[self._open] = (n, line)
+            self.spans.append((self._open, n, line))
         self._open = None
+
+    def error_of(self, n: int) -> tuple[int, str] | None:
+        """The exception line (its number, the line) of the traceback that line ``n`` belongs to, or None."""
+        for header, at, line in self.spans:
+            if header <= n < at:
+                return at, line
+        return None
