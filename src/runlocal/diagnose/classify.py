@@ -239,6 +239,7 @@ class Scanner:
         # counted as memory said: whether it was a lack of memory is the question)
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
+        self.tracebacks = last_resort.TracebackReader()  # each Python traceback's own error line, by its lines
         self.kill_seen: tuple[kb.Entry, int, str] | None = None  # the first kill signature (SIGKILL, 137) and its line
         self.time_limit_at: int | None = None  # a limit on the running time stated before any kill (TIME_LIMIT_SET)
         self.memory_beside_kill = False  # a line says memory ran short in other words than a kill's
@@ -268,6 +269,7 @@ class Scanner:
             self._context(low)
             self.after -= 1
         self.ring.append(low[:CONTEXT_LINE_MAX])
+        self.tracebacks.feed(self.n, line, low)
         if self.frame_prefix is not None and low.startswith(self.frame_prefix + "  "):
             cut = len(self.frame_prefix)
             line = low = low[:cut] + _NOT_RUN_IN_SOURCE.sub(" ", low[cut:])
@@ -687,7 +689,15 @@ class Scanner:
                     # phases' fixes, the run first where another framework printed the line
                     unstated = FRAMEWORK_STEP_ID if FRAMEWORK_OOM_LINE.search(line) else PHASE_UNSTATED_ID
                     entry = kb.get(unstated) or entry
+        if entry.id in NAMES_THE_ERROR_IDS:
+            line_no, line = self._error_of_traceback((line_no, line))
         return answer_for(entry, line, line_no, figures, runtime)
+
+    def _error_of_traceback(self, error_line: tuple[int, str]) -> tuple[int, str]:
+        """The line an answer that names the error is titled with: a traceback's header names none, so its own
+        exception line, where the paste holds it, and so does a frame's source line ('raise ValueError(f"…")', matched
+        by a signature) inside that traceback (last_resort.TracebackReader)."""
+        return self.tracebacks.error_of(error_line[0]) or error_line
 
     def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:
         """What a line read as ggml's device allocation failure (or a generic one over ggml's error footer) is, by the
@@ -765,7 +775,7 @@ class Scanner:
         entry = kb.get(entry_id)
         error_line = error_line or self.error_line
         assert entry is not None and error_line is not None, entry_id
-        line_no, line = error_line
+        line_no, line = self._error_of_traceback(error_line)
         return Diagnosis(category=entry.category, entry=entry, title=names_the_error(line), cause=entry.cause,
                          fixes=tuple(entry_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)

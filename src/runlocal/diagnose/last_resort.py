@@ -116,3 +116,64 @@ def free_ram_said(low: str) -> float | None:
     num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     return float(num) * _UNIT_BYTES[unit]
 
+
+
+# -- a Python traceback's error line. CPython prints "Traceback (most recent call last):", then each frame as
+# '  File "…", line N, in f' with its source line under it (indented further, with ^~~~ markers since 3.11), then the
+# exception's own line, unindented: "qualified.Name: message", or the bare name when the message is empty
+# (Lib/traceback.py: TracebackException.format_exception_only, which leaves out the module for builtins and __main__).
+# The header names no error; the title of an answer that names the error is that last line (made73-m17: the header
+# stood in for "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly …").
+TRACEBACK_HEADER = re.compile(r"traceback \(most recent call last\):\s*$")
+_FRAME_LINE = re.compile(r'\s*file "')
+_MARKERS_ONLY = re.compile(r"[\s^~]+")
+# the exception's name: a dotted name whose last part is a class name (an upper-case first letter); a bare name (no
+# message) or one with a single capital must end as Python's exceptions do, so "Note: …" or "Killed: 9" (macOS's
+# shell after SIGKILL) are not taken for one
+_EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*([A-Z]\w*)(?::(?:\s.*)?|\s*)")
+_EXCEPTION_END = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Group|Warning)$")
+
+
+def is_exception_line(line: str) -> bool:
+    """Whether an unindented line has the shape of Python's exception line under a traceback."""
+    m = _EXCEPTION_LINE.fullmatch(line.rstrip())
+    if m is None:
+        return False
+    name = m.group(1)
+    return bool(_EXCEPTION_END.search(name)) or (":" in line and sum(c.isupper() for c in name) >= 2)
+
+
+class TracebackReader:
+    """Follows the traceback opened by each header line and keeps the exception line that ends it, for every line
+    from the header to it (the header, a frame, a frame's source line such as 'raise ValueError(f"…")', which a
+    knowledge-base signature can match). A line that is not a frame, its source line or markers ends the traceback:
+    when it has an exception's shape it is the error; otherwise the paste was cut inside the traceback and its lines
+    keep no error line."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int, str]] = []  # (header's line number, exception's line number, its line)
+        self._open: int | None = None  # the header's line number, while its traceback is being read
+        self._after_frame = False  # the line before was a frame: this one is its source line, indented or not
+
+    def feed(self, n: int, line: str, low: str) -> None:
+        if "traceback" in low and TRACEBACK_HEADER.search(low):
+            self._open, self._after_frame = n, False
+            return
+        if self._open is None or not line.strip():
+            return
+        if _FRAME_LINE.match(low):
+            self._after_frame = True
+            return
+        if self._after_frame or line[0] in " \t" or _MARKERS_ONLY.fullmatch(line):
+            self._after_frame = False
+            return
+        if is_exception_line(line):
+            self.spans.append((self._open, n, line))
+        self._open = None
+
+    def error_of(self, n: int) -> tuple[int, str] | None:
+        """The exception line (its number, the line) of the traceback that line ``n`` belongs to, or None."""
+        for header, at, line in self.spans:
+            if header <= n < at:
+                return at, line
+        return None
