@@ -1,7 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: none since diagnose23's rotation, session 23, until the lead adds round 74;
+measurements/public_errors/held_out/: round 74, 39 failures produced here (not public), produce23b's, scored once by
+the lead after diagnose23b's tuning, FIRST_RUNS;
 rounds 1-73 are tuning data — round 61 (4 texts off GitHub, scored once by
 diagnose19), round 62 (42 failures produced here, scored once by the lead), round 63 (38 more produced here, scored
 once by diagnose19b), rounds 64 and 65 (39 public texts, collect64's threads found by the runtimes' own message
@@ -384,6 +385,11 @@ FIRST_RUNS = (
     # rule and labels in round73_make/RULE.md, cb805d4f, before any script ran; committed whole in 3eda9bdf), scored once
     # by the lead with no tuning since round 72 (scoring/round73_first_run.txt): not public texts — reported apart
     ("round 73 (produced here, 3)", "2026-11-27", 40, 35, 36, 2, 20, "2330/2484"),
+    # round 74 (session 23): failures produced here a fourth time, scenarios rounds 62, 63 and 73 did not use
+    # (produce23b: rule and labels in round74_make/RULE.md, 33613f41, before any script ran; committed whole in
+    # 87de2196), scored once by the lead after diagnose23's and diagnose23b's tuning (scoring/round74_first_run.txt):
+    # not public texts — reported apart
+    ("round 74 (produced here, 4)", "2026-11-27", 39, 39, 39, 0, 19, "2368/2524"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -416,7 +422,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 68 (committed files)": (0, 5), "round 69 (HF discussions)": (0, 7),
                     "round 70 (HF discussions 2)": (0, 11), "round 71 (HF discussions 3)": (0, 2),
                     "round 72 (web pages)": (0, 0),
-                    "round 73 (produced here, 3)": (2, 20)}
+                    "round 73 (produced here, 3)": (2, 20),
+                    "round 74 (produced here, 4)": (0, 20)}
 
 # Until session 21 (diagnose21) the memory / not memory figure counted a look-alike answered `unknown` as a right "not
 # memory". The look-alikes each first run answered unknown, counted in its recorded output (scoring/roundN_first_run.txt,

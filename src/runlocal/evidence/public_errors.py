@@ -291,7 +291,10 @@ failure to 40 queries), scored once by the lead after diagnose22's tuning (1/1);
 installed on this machine, scenarios rounds 62 and 63 did not use, each label fixed in round73_make/RULE.md before its
 script ran — produce23, rule first in cb805d4f, committed whole in 3eda9bdf; not public texts), scored once by the lead
 with no tuning after round 72's scoring (35/40); diagnose23 moved it out of ``held_out/`` in session 23, before round 74
-was added: it is tuning data, and ``held_out/`` holds no round until the lead adds round 74.
+was added: it is tuning data. Round 74 (session 23; ``held_out/round74_pages.jsonl``, 39 failures produced here — 20
+memory failures, 19 look-alikes — scenarios rounds 62, 63 and 73 did not use, each label fixed in round74_make/RULE.md
+before its script ran — produce23b, rule first in 33613f41, committed whole in 87de2196; not public texts) is held out,
+scored once by the lead after diagnose23's and diagnose23b's tuning (39/39).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
