@@ -245,7 +245,7 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
     return plan, (notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan) + _unpublished_quant(spec, plan)
-                  + _thinking_context(req, spec, plan) + _one_sequence_unplanned(req, plan))
+                  + _thinking_context(req, spec, plan))
 
 
 def _thinking_context(req: CheckRequest, spec, plan) -> list[str]:
@@ -280,18 +280,6 @@ def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str], str | None]:
         return req, [], None
     return (replace(req, model=read.model, runtime=read.runtime, quant=read.quant), list(read.notes),
             read.ollama_pull)
-
-
-def _one_sequence_unplanned(req: CheckRequest, plan) -> list[str]:
-    """vLLM's --max-num-seqs 1 / SGLang's --max-running-requests 1, which the engines honour, cannot yet be told from
-    "not given": Settings keeps PARALLEL_AUTO for llama.cpp alone and stores 1 for every other engine
-    (runtimes/base.py Settings.__post_init__, registry.Engine.auto_parallel — compute-table modules, unchanged here),
-    so the plan is the default's and the command leaves the flag out. Said, not silent, until they change."""
-    flag = {"vllm": "--max-num-seqs", "sglang": "--max-running-requests"}.get(plan.runtime)
-    if req.parallel != 1 or flag is None:
-        return []
-    return [f"{flag} 1: planned as not given, at {plan.runtime}'s default (its profiled sequences, CUDA graphs and "
-            "concurrency), and left out of the command — runlocal cannot yet tell 1 from unset for this engine"]
 
 
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:

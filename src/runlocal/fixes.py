@@ -206,13 +206,13 @@ def _context_and_concurrency(f: _Fixer) -> None:
                    f"parallel {s.parallel} → {n}", 1)
     elif seqs := getattr(f.runtime, "profiled_num_seqs", lambda *_: None)(f.model, s):
         # vLLM V0 runs Mllama's vision encoder on max_num_seqs dummy images at start-up (runtimes/vllm_mllama.py);
-        # --max-num-seqs 1 is not offered: the plan reads parallel 1 as "not set" (the default)
-        n = largest_guided(2, seqs - 1, lambda k: f.runs_room(s.with_(parallel=k))) if seqs > 2 else None
+        # --max-num-seqs 1 is planned as one sequence (registry.Engine.auto_parallel keeps "not given" apart)
+        n = largest_guided(1, seqs - 1, lambda k: f.runs_room(s.with_(parallel=k))) if seqs > 1 else None
         if n:
             f.try_(f"Lower --max-num-seqs to {n}", s.with_(parallel=n),
                    f"max_num_seqs {seqs} → {n}: the start-up profile encodes {n} dummy images, not {seqs} (its "
                    "vision term is a lower bound: fewer may be needed; vllm#9445 started an A100 80 GB at 32)", 1)
-    elif s.parallel == PARALLEL_AUTO:
+    elif s.parallel == PARALLEL_AUTO and f.plan.runtime == "llama.cpp":
         # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
         # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)
         from .runtimes.llamacpp import AUTO_SLOTS
