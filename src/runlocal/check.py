@@ -114,7 +114,8 @@ def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...])
         n_gpu_layers=parse_ngl(req.n_gpu_layers), n_cpu_moe=req.n_cpu_moe, cpu_moe=req.cpu_moe,
         override_tensor=overrides,
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, kv_offload=not req.no_kv_offload,
-        no_host=req.no_host, fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
+        no_host=req.no_host, fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split),
+        mmproj=not req.no_mmproj)
 
 
 def _vllm_options(req: CheckRequest):
@@ -293,12 +294,12 @@ def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
 
 def _unpublished_quant(spec, plan) -> list[str]:
     """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py); a vision
-    model pulled with -hf: the projector llama-server also loads, not counted (published.hf_projector_note)."""
+    model pulled with -hf: the projector llama-server also loads, counted (published.hf_projector_note)."""
     from .runtimes.flag_spelling import llamacpp_build
     from .runtimes.published import hf_projector_note, unpublished_quant_note
 
     notes = (unpublished_quant_note(spec, plan.runtime, plan.settings.quant),
-             hf_projector_note(spec, plan.runtime, plan.settings.quant,
+             hf_projector_note(spec, plan.runtime, plan.settings,
                                llamacpp_build(getattr(plan.planner, "version", None))))
     return [note for note in notes if note]
 

@@ -69,6 +69,7 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
     _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
+    _no_mmproj(f)
     _kv_and_weights(f)
     _published_checkpoints(f)
     _budget_and_layers(f)
@@ -273,6 +274,18 @@ def _all_layers_on_gpu(f: _Fixer) -> None:
            f"{format_bytes(after.devices[i].total)}" + _layers_moved(f, before, after, asked)
            + f", {format_bytes(after.devices[i].capacity - after.devices[i].total)} left free (--fit aims to leave "
            f"{format_bytes(FIT_MARGIN)})", 2)
+
+
+def _no_mmproj(f: _Fixer) -> None:
+    """llama-server -hf loads a vision model's projector after --fit placed the layers, on the first GPU
+    (runtimes/llamacpp_mmproj.py): --no-mmproj serves text only without it. The plan as placed (--fit ignores the
+    projector, so its choice stands) less the projector; kept where that improves the verdict."""
+    step = next((st for st in f.plan.allocation.steps if st.label.startswith("multimodal projector (-hf)")), None)
+    if step is None or not f.plan.settings.llamacpp.mmproj:
+        return
+    f.try_("Serve text only (--no-mmproj)", f.plan.settings.with_(mmproj=False),
+           f"the repo's multimodal projector ({format_bytes(int(step.value.split()[0].replace(',', '')))}) not "
+           "loaded: no image or audio input", 1)
 
 
 def _kv_words(alloc: Allocation) -> str:

@@ -81,7 +81,8 @@ class Engine:
 # llama-server's flags (common/arg.cpp)
 _LLAMA_OPTIONS = ("backend", "batch", "ubatch", "flash_attn", "n_gpu_layers", "n_cpu_moe", "cpu_moe",
                   "override_tensor",
-                  "kv_unified", "swa_full", "no_mmap", "no_kv_offload", "no_host", "fit", "tensor_split")
+                  "kv_unified", "swa_full", "no_mmap", "no_kv_offload", "no_host", "fit", "tensor_split",
+                  "no_mmproj")
 # what a user can set for Ollama's runner (docs/modelfile.md: num_gpu, num_batch — both -b and -ub —, use_mmap;
 # docs/faq.md: OLLAMA_FLASH_ATTENTION); the backend is the GPU's
 _OLLAMA_OPTIONS = ("backend", "batch", "flash_attn", "n_gpu_layers", "no_mmap")
