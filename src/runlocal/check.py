@@ -294,9 +294,10 @@ def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
 
 def _unpublished_quant(spec, plan) -> list[str]:
     """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py); a vision
-    model pulled with -hf: the projector llama-server also loads, counted (published.hf_projector_note)."""
+    model pulled with -hf: the projector llama-server also loads, counted (llamacpp_mmproj.hf_projector_note)."""
     from .runtimes.flag_spelling import llamacpp_build
-    from .runtimes.published import hf_projector_note, unpublished_quant_note
+    from .runtimes.llamacpp_mmproj import hf_projector_note
+    from .runtimes.published import unpublished_quant_note
 
     notes = (unpublished_quant_note(spec, plan.runtime, plan.settings.quant),
              hf_projector_note(spec, plan.runtime, plan.settings,

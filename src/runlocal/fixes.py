@@ -213,7 +213,7 @@ def _context_and_concurrency(f: _Fixer) -> None:
             f.try_(f"Lower --max-num-seqs to {n}", s.with_(parallel=n),
                    f"max_num_seqs {seqs} → {n}: the start-up profile encodes {n} dummy images, not {seqs} (its "
                    "vision term is a lower bound: fewer may be needed; vllm#9445 started an A100 80 GB at 32)", 1)
-    elif s.parallel == PARALLEL_AUTO and f.plan.runtime == "llama.cpp":
+    elif s.parallel == PARALLEL_AUTO and engine(f.plan.runtime).ggml:     # llama-server's auto (vLLM/SGLang: theirs)
         # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
         # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)
         from .runtimes.llamacpp import AUTO_SLOTS

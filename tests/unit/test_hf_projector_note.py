@@ -10,7 +10,7 @@ from runlocal.check import check
 from runlocal.model import catalog
 from runlocal.request import CheckRequest
 from runlocal.runtimes.base import Settings
-from runlocal.runtimes.published import hf_projector_note
+from runlocal.runtimes.llamacpp_mmproj import hf_projector_note
 
 
 def notes(model: str, runtime: str = "llama.cpp", **kw) -> list[str]:

@@ -165,7 +165,7 @@ def _render_header(plan: Plan, console: Console) -> None:
     pooled = plan.planner is not None and plan.planner.pools_kv
     slots = (f" · parallel {s.parallel}" if s.parallel > 1 or pooled and s.parallel == 1 else
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)"
-             if s.parallel == PARALLEL_AUTO and plan.runtime == "llama.cpp" else "")
+             if s.parallel == PARALLEL_AUTO and engine(plan.runtime).ggml else "")   # kept auto: llama-server's
     label += ram_condition(plan)       # the site's verdict badge carries the same words (web/site.py)
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {_weights_label(plan)} · KV {s.cache_type_k}/{s.cache_type_v}"

@@ -60,3 +60,18 @@ def no_mmproj_words(model: ModelSpec, settings: Settings, build: int | None) -> 
     if settings.llamacpp.mmproj:
         return []
     return ["--no-mmproj"] if hf_projector_size(model, settings.with_(mmproj=True), build) else []
+
+
+def hf_projector_note(model: ModelSpec, runtime: str, settings: Settings, build: int | None) -> str | None:
+    """Said on a llama.cpp plan whose command pulls a vision / audio model with -hf: llama-server also loads the repo's
+    projector, on the first GPU once the layers are placed, and the plan counts it there (llamacpp_mmproj.py: the tower
+    at 16 bits, 1-D tensors F32, as ollama_projector.projector_bytes counts it). None for a text model, a -m file,
+    another runtime, --no-mmproj, or a build before b5331."""
+    size = hf_projector_size(model, settings, build) if runtime == "llama.cpp" else 0
+    if not size:
+        return None
+    return (f"-hf also fetches the repo's multimodal projector (mmproj), where it publishes one, and llama-server loads "
+            f"it once the layers are placed (on the first GPU where there is one, after --fit's choice, which leaves it "
+            f"out): {size / 2**30:.2f} GiB ({model.vision_params:,} vision/audio parameters at 16 bits), counted in "
+            "this plan (--explain: multimodal projector), its compute buffer not; add --no-mmproj to serve text only "
+            "(llama.cpp b5331 on, common/arg.cpp; llama.cpp#23265)")

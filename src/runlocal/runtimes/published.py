@@ -14,12 +14,9 @@ import re
 import shlex
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..model.spec import ModelSpec
-
-if TYPE_CHECKING:
-    from .base import Settings
 
 GGUF_DEFAULT = "Q4_K_M"      # the default tag of the Ollama library and llama-server's -hf (common/arg.cpp)
 GGUF_RUNTIMES = frozenset({"llama.cpp", "ollama"})
@@ -498,19 +495,3 @@ def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | No
 # ("explicitly disable multimodal projector, useful when using -hf") loads none, and from PR #23425 downloads none
 HF_MMPROJ_BUILDS = (5330, 5331)
 
-
-def hf_projector_note(model: ModelSpec, runtime: str, settings: Settings, build: int | None) -> str | None:
-    """Said on a llama.cpp plan whose command pulls a vision / audio model with -hf: llama-server also loads the repo's
-    projector, on the first GPU once the layers are placed, and the plan counts it there (llamacpp_mmproj.py: the tower
-    at 16 bits, 1-D tensors F32, as ollama_projector.projector_bytes counts it). None for a text model, a -m file,
-    another runtime, --no-mmproj, or a build before b5331."""
-    from .llamacpp_mmproj import hf_projector_size
-
-    size = hf_projector_size(model, settings, build) if runtime == "llama.cpp" else 0
-    if not size:
-        return None
-    return (f"-hf also fetches the repo's multimodal projector (mmproj), where it publishes one, and llama-server loads "
-            f"it once the layers are placed (on the first GPU where there is one, after --fit's choice, which leaves it "
-            f"out): {size / 2**30:.2f} GiB ({model.vision_params:,} vision/audio parameters at 16 bits), counted in "
-            "this plan (--explain: multimodal projector), its compute buffer not; add --no-mmproj to serve text only "
-            "(llama.cpp b5331 on, common/arg.cpp; llama.cpp#23265)")
