@@ -114,7 +114,8 @@ def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...])
         n_gpu_layers=parse_ngl(req.n_gpu_layers), n_cpu_moe=req.n_cpu_moe, cpu_moe=req.cpu_moe,
         override_tensor=overrides,
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, kv_offload=not req.no_kv_offload,
-        no_host=req.no_host, fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
+        no_host=req.no_host, fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split),
+        mmproj=not req.no_mmproj)
 
 
 def _vllm_options(req: CheckRequest):
@@ -245,7 +246,7 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
     return plan, (notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan) + _unpublished_quant(spec, plan)
-                  + _thinking_context(req, spec, plan) + _one_sequence_unplanned(req, plan))
+                  + _thinking_context(req, spec, plan))
 
 
 def _thinking_context(req: CheckRequest, spec, plan) -> list[str]:
@@ -283,18 +284,6 @@ def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str], str | None]:
             read.ollama_pull)
 
 
-def _one_sequence_unplanned(req: CheckRequest, plan) -> list[str]:
-    """vLLM's --max-num-seqs 1 / SGLang's --max-running-requests 1, which the engines honour, cannot yet be told from
-    "not given": Settings keeps PARALLEL_AUTO for llama.cpp alone and stores 1 for every other engine
-    (runtimes/base.py Settings.__post_init__, registry.Engine.auto_parallel — compute-table modules, unchanged here),
-    so the plan is the default's and the command leaves the flag out. Said, not silent, until they change."""
-    flag = {"vllm": "--max-num-seqs", "sglang": "--max-running-requests"}.get(plan.runtime)
-    if req.parallel != 1 or flag is None:
-        return []
-    return [f"{flag} 1: planned as not given, at {plan.runtime}'s default (its profiled sequences, CUDA graphs and "
-            "concurrency), and left out of the command — runlocal cannot yet tell 1 from unset for this engine"]
-
-
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
     """MLX without --quant plans the published mlx-community 4-bit conversion where data/mlx_repos.json knows one;
     where it knows none, the stored 16-bit checkpoint is planned, and the answer says so (published.mlx_stored_note)."""
@@ -306,12 +295,13 @@ def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
 
 def _unpublished_quant(spec, plan) -> list[str]:
     """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py); a vision
-    model pulled with -hf: the projector llama-server also loads, not counted (published.hf_projector_note)."""
+    model pulled with -hf: the projector llama-server also loads, counted (llamacpp_mmproj.hf_projector_note)."""
     from .runtimes.flag_spelling import llamacpp_build
-    from .runtimes.published import hf_projector_note, unpublished_quant_note
+    from .runtimes.llamacpp_mmproj import hf_projector_note
+    from .runtimes.published import unpublished_quant_note
 
     notes = (unpublished_quant_note(spec, plan.runtime, plan.settings.quant),
-             hf_projector_note(spec, plan.runtime, plan.settings.quant,
+             hf_projector_note(spec, plan.runtime, plan.settings,
                                llamacpp_build(getattr(plan.planner, "version", None))))
     return [note for note in notes if note]
 

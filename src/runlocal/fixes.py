@@ -70,6 +70,7 @@ def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = No
     _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
+    _no_mmproj(f)
     _kv_and_weights(f)
     _published_checkpoints(f)
     _budget_and_layers(f)
@@ -226,8 +227,8 @@ def _context_and_concurrency(f: _Fixer) -> None:
                    f"parallel {s.parallel} → {n}", 1)
     elif seqs := getattr(f.runtime, "profiled_num_seqs", lambda *_: None)(f.model, s):
         # vLLM V0 runs Mllama's vision encoder on max_num_seqs dummy images at start-up (runtimes/vllm_mllama.py);
-        # --max-num-seqs 1 is not offered: the plan reads parallel 1 as "not set" (the default)
-        n = largest_guided(2, seqs - 1, lambda k: f.runs_room(s.with_(parallel=k))) if seqs > 2 else None
+        # --max-num-seqs 1 is planned as one sequence (registry.Engine.auto_parallel keeps "not given" apart)
+        n = largest_guided(1, seqs - 1, lambda k: f.runs_room(s.with_(parallel=k))) if seqs > 1 else None
         if n:
             first = len(f.tried)
             f.try_(f"Lower --max-num-seqs to {n}", s.with_(parallel=n),
@@ -237,7 +238,7 @@ def _context_and_concurrency(f: _Fixer) -> None:
                    "A100 80 GB at 32", 1)
             # the largest n a lower bound allows is the least safe value: said tight, never fits (review23 finding 3)
             f.tried[first:] = [replace(t, verdict="tight") if t.verdict == "fits" else t for t in f.tried[first:]]
-    elif s.parallel == PARALLEL_AUTO:
+    elif s.parallel == PARALLEL_AUTO and engine(f.plan.runtime).ggml:     # llama-server's auto (vLLM/SGLang: theirs)
         # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
         # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)
         from .runtimes.llamacpp import AUTO_SLOTS
@@ -298,6 +299,18 @@ def _all_layers_on_gpu(f: _Fixer) -> None:
            f"{format_bytes(after.devices[i].total)}" + _layers_moved(f, before, after, asked)
            + f", {format_bytes(after.devices[i].capacity - after.devices[i].total)} left free (--fit aims to leave "
            f"{format_bytes(FIT_MARGIN)})", 2)
+
+
+def _no_mmproj(f: _Fixer) -> None:
+    """llama-server -hf loads a vision model's projector after --fit placed the layers, on the first GPU
+    (runtimes/llamacpp_mmproj.py): --no-mmproj serves text only without it. The plan as placed (--fit ignores the
+    projector, so its choice stands) less the projector; kept where that improves the verdict."""
+    step = next((st for st in f.plan.allocation.steps if st.label.startswith("multimodal projector (-hf)")), None)
+    if step is None or not f.plan.settings.llamacpp.mmproj:
+        return
+    f.try_("Serve text only (--no-mmproj)", f.plan.settings.with_(mmproj=False),
+           f"the repo's multimodal projector ({format_bytes(int(step.value.split()[0].replace(',', '')))}) not "
+           "loaded: no image or audio input", 1)
 
 
 def _kv_words(alloc: Allocation) -> str:

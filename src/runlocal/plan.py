@@ -170,9 +170,11 @@ def requests_at_once(plan: Plan) -> dict[str, Any] | None:
     if conc is None or plan.verdict == "does_not_fit":
         return None
     if plan.planner is not None and plan.planner.pools_kv or plan.allocation.kv_cache_tokens:
-        capped = 1 < s.parallel < conc
+        # vLLM / SGLang keep "not given" apart from 1 (registry.Engine.auto_parallel): any number asked caps the pool
+        capped = s.parallel != PARALLEL_AUTO and s.parallel < conc
+        flag = engine(plan.runtime).parallel_flag or "--max-num-seqs "
         text = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once" + (
-            f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})" if capped else "")
+            f" ({flag}{s.parallel} caps it at {min(conc, s.parallel):.1f})" if capped else "")
         return {"requests": min(conc, s.parallel) if capped else conc, "fits_at_context": conc, "text": text}
     slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
     flag = engine(plan.runtime).parallel_flag

@@ -160,6 +160,8 @@ class CheckRequest:
     no_host: bool = _opt(False, "--no-host",
                          help="llama.cpp: CPU-held weights the CPU repacks (Q4_0, Q4_K, IQ4_NL, MXFP4 on AVX2) stay "
                               "in its CPU_REPACK buffer, their matmuls on the CPU, instead of the GPU's host buffer")
+    no_mmproj: bool = _opt(False, "--no-mmproj",
+                           help="llama.cpp: with -hf, load no multimodal projector (a vision model served as text only)")
     fit: str = _opt("on", "--fit", "-fit", choices=("on", "off"),
                     help="llama.cpp: on (default) fits an unset -c / -ngl to free memory")
     tensor_split: str | None = _opt(None, "--tensor-split", "-ts", max_length=200,

@@ -48,14 +48,16 @@ def test_a_row_the_page_shows_is_never_skipped():
 
 
 def test_the_shortcut_says_what_the_full_plan_says_on_the_edge():
-    """Both ways, on the rows a 6 GiB laptop card's page weighs (the sweep's proposals at 8K and 32K, each at its
-    proposed format: the ones nearest the card's size): skipped exactly where the full --fit plan offloads."""
+    """Both ways, on the rows a 6 GiB laptop card's page weighs (the sweep's proposals at 8K and 64K, each at its
+    proposed format: the ones nearest the card's size): skipped exactly where the full --fit plan offloads. (32K until
+    session 23: since the sweep's lines count -hf's multimodal projector, which --fit leaves out, 32K's rows all stay
+    whole, and 64K's hold both answers.)"""
     from runlocal.fits_here import models_fitting
 
     targets, _ = targets_from_options("rtx-4050-laptop", None, None)
     capacity = sum(t.capacity for t in targets if t.kind != "cpu")
     checked = skipped = 0
-    for ctx in (8192, 32768):
+    for ctx in (8192, 65536):
         for proposed in models_fitting(capacity, ctx)[:12]:
             model, settings = lookup(proposed["alias"]), _settings("llama.cpp", ctx, proposed["quant"], 1)
             planned = quick_plan(model, settings, targets)

@@ -47,18 +47,20 @@ def kv_bytes(model, cells_global: int, cells_swa: int) -> int:
                for a in model.attention_layers)
 
 
-def test_settings_default_is_auto_for_llamacpp_only():
+def test_settings_default_is_auto_for_llamacpp_vllm_sglang_only():
     assert Settings().parallel == PARALLEL_AUTO == -1
-    for name in ("llama.cpp", "llama-server", "LlamaCpp"):
+    # llama-server's auto slots; vLLM's / SGLang's own defaults (not 1): "not given" is kept
+    for name in ("llama.cpp", "llama-server", "LlamaCpp", "vllm", "sglang"):
         assert Settings(runtime=name).parallel == PARALLEL_AUTO
-    for name in ("vllm", "sglang", "ollama", "transformers", "mlx"):
+    for name in ("ollama", "transformers", "mlx"):
         assert Settings(runtime=name).parallel == 1
         assert Settings().with_(runtime=name).parallel == 1
-    # every spelling get_runtime maps to llama.cpp keeps auto, and only those
+    # every spelling get_runtime maps to llama.cpp, vLLM or SGLang keeps auto, and only those
     from runlocal.runtimes import get_runtime, runtime_aliases
 
     for name in runtime_aliases():
-        assert (Settings(runtime=name).parallel == PARALLEL_AUTO) == (get_runtime(name).name == "llama.cpp"), name
+        kept = get_runtime(name).name in ("llama.cpp", "vllm", "sglang")
+        assert (Settings(runtime=name).parallel == PARALLEL_AUTO) == kept, name
 
 
 def test_auto_is_four_slots_in_one_unified_stream(gemma, weights):
@@ -192,8 +194,7 @@ def test_cli_default_is_auto(gemma):
     assert _cli("--parallel", "-1")["memory"] == auto["memory"]
 
 
-@pytest.mark.parametrize("runtime,gpu", [("vllm", "h100"), ("sglang", "h100"), ("ollama", "rtx-4090"),
-                                         ("transformers", "h100"), ("mlx", None)])
+@pytest.mark.parametrize("runtime,gpu", [("ollama", "rtx-4090"), ("transformers", "h100"), ("mlx", None)])
 def test_other_runtimes_unchanged_by_the_default(monkeypatch, runtime, gpu):
     from runlocal.check import CheckRequest, check
 
@@ -205,6 +206,22 @@ def test_other_runtimes_unchanged_by_the_default(monkeypatch, runtime, gpu):
     assert "--parallel auto" not in [e["label"] for e in unset["explain"]]
 
 
+@pytest.mark.parametrize("runtime,flag", [("vllm", "--max-num-seqs"), ("sglang", "--max-running-requests")])
+def test_pooled_runtimes_keep_one_apart_from_their_default(monkeypatch, runtime, flag):
+    """vLLM's unset --max-num-seqs is 1024 (256) profiled sequences, SGLang's unset --max-running-requests a
+    pool-sized count: 1 is a different plan (test_one_sequence_asked.py has the figures), and neither is llama-server's
+    auto slots."""
+    from runlocal.check import CheckRequest, check
+
+    kw = dict(model="qwen2.5-0.5b", runtime=runtime, ctx=4096, use_measurements=False, gpu="h100", ram="64G")
+    unset = check(CheckRequest(**kw))[0].to_dict()
+    one = check(CheckRequest(**kw, parallel=1))[0].to_dict()
+    assert unset["settings"]["parallel"] == -1 and one["settings"]["parallel"] == 1
+    assert unset["memory"] != one["memory"]
+    assert flag not in unset["command"] and f"{flag} 1" in one["command"]
+    assert "--parallel auto" not in [e["label"] for e in unset["explain"]]
+
+
 def test_ollama_environment_still_sets_parallel(monkeypatch):
     from runlocal.check import CheckRequest, check
 
@@ -213,8 +230,8 @@ def test_ollama_environment_still_sets_parallel(monkeypatch):
         s = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
                                use_measurements=False))[0].settings
         assert s.parallel == 2
-    # a runtime Settings of its own: the planner reads an unset --parallel as 1
+    # a runtime Settings of its own: OLLAMA_NUM_PARALLEL does not reach it; vLLM keeps "not given" (-1, its default)
     rt = get_runtime("vllm")
     m = lookup("qwen2.5-0.5b")
     a = rt.allocate(m, estimate(m, None), Settings(runtime="vllm", ctx=4096), [Target("GPU0", "gpu", 80 * GiB)])
-    assert a.settings.parallel == 1
+    assert a.settings.parallel == -1

@@ -29,8 +29,9 @@ import sys
 _ASK = """
 import json, sys
 from runlocal.check import CheckRequest, check
-model, runtime, gpu, ram, ctx = json.loads(sys.argv[1])
-plan, _ = check(CheckRequest(model=model, runtime=runtime, gpu=gpu, ram=ram, ctx=ctx, use_measurements=False))
+model, runtime, gpu, ram, ctx, no_mmproj = json.loads(sys.argv[1])
+plan, _ = check(CheckRequest(model=model, runtime=runtime, gpu=gpu, ram=ram, ctx=ctx, use_measurements=False,
+                             no_mmproj=no_mmproj))
 host = next(d for d in plan.allocation.devices if d.kind == "cpu")
 placed = plan.settings.llamacpp
 print(json.dumps([plan.max_context, plan.verdict, host.total, host.capacity, plan.max_context_basis,
@@ -38,11 +39,11 @@ print(json.dumps([plan.max_context, plan.verdict, host.total, host.capacity, pla
 """
 
 
-def _fresh(model: str, runtime: str, gpu: str, ram: str, ctx: int | None) -> list:
+def _fresh(model: str, runtime: str, gpu: str, ram: str, ctx: int | None, no_mmproj: bool = False) -> list:
     """(max context, verdict, host bytes, host capacity, max-context reading, -ngl and --n-cpu-moe --fit chose,
     the model's layers) of one check, asked in a fresh process."""
     done = subprocess.run([sys.executable, "-c", _ASK, json.dumps([model, runtime, gpu, ram,
-                                                                  None if ctx is None else str(ctx)])],
+                                                                  None if ctx is None else str(ctx), no_mmproj])],
                           capture_output=True, text=True, check=True, env=os.environ.copy(), timeout=900)
     return json.loads(done.stdout)
 
@@ -84,15 +85,19 @@ def test_the_host_over_at_every_context_with_every_expert_in_ram_reads_layers_in
 
 
 def test_a_moe_kept_whole_on_the_gpu_reads_all_on_gpu_at_every_ctx():
-    # `runlocal check qwen3.6-35b-a3b --gpu rtx-4090 --ram 64GiB [--ctx N]`: 112,640 on main before session 19's
-    # change (2278186b), read "every layer on the GPU" whatever -c was asked
+    # `runlocal check qwen3.6-35b-a3b --gpu rtx-4090 --ram 64GiB [--ctx N] --no-mmproj`: 112,640 on main before
+    # session 19's change (2278186b), read "every layer on the GPU" whatever -c was asked. --no-mmproj: the figure is
+    # --fit's placement of the text model; -hf's projector (893,955,008 B, llamacpp_mmproj.py), loaded after --fit on
+    # the GPU, shortens it (below)
     ask = ("qwen3.6-35b-a3b", "llama.cpp", "rtx-4090", "64GiB")
-    answers = {ctx: _fresh(*ask, ctx) for ctx in (None, 32_768, 262_144)}
+    with_projector = _fresh(*ask, None)
+    assert with_projector[4] == "all_on_gpu" and with_projector[0] < 112_640, with_projector
+    answers = {ctx: _fresh(*ask, ctx, True) for ctx in (None, 32_768, 262_144)}
     assert {(a[0], a[4]) for a in answers.values()} == {(112_640, "all_on_gpu")}, answers
     # the reading is --fit's own placement at those contexts: asked for as -c, --fit keeps every layer and every
     # expert on the GPU (-ngl past the 40 layers, no --n-cpu-moe; llama.cpp's -ngl rule); one cache step more, it
     # holds some experts back in RAM
-    at = _fresh(*ask, 112_640)
+    at = _fresh(*ask, 112_640, True)
     assert at[1] != "does_not_fit" and at[5] > at[7] and not at[6], at
-    past = _fresh(*ask, 112_640 + 256)
+    past = _fresh(*ask, 112_640 + 256, True)
     assert past[1] != "does_not_fit" and past[6], past

@@ -17,7 +17,7 @@ from runlocal.runtimes.registry import ENGINES
 SAMPLE = {
     "backend": "vulkan", "batch": 1024, "ubatch": 256, "flash_attn": "off", "n_gpu_layers": 20, "n_cpu_moe": 4, "cpu_moe": True,
     "override_tensor": ("blk\\.1\\.ffn_.*=CPU",), "kv_unified": True, "swa_full": True, "no_mmap": True,
-    "no_kv_offload": True, "no_host": True, "fit": "off", "tensor_split": "3,1", "gpu_memory_utilization": 0.8,
+    "no_kv_offload": True, "no_host": True, "no_mmproj": True, "fit": "off", "tensor_split": "3,1", "gpu_memory_utilization": 0.8,
     "max_num_batched_tokens": 4096, "tp": 2, "pp": 2, "enforce_eager": True, "swap_space": 8.0, "dp": 2,
     "expert_parallel": True, "enable_lora": True, "max_loras": 2, "max_lora_rank": 32, "mem_fraction_static": 0.8,
     "max_new_tokens": 256, "attn_implementation": "eager", "device_map": "cuda", "cpu_kvcache_space": 8,

@@ -196,8 +196,12 @@ def _render_header(plan: Plan, console: Console) -> None:
     params = f"{format_count(m.params)} params" + (f", {format_count(m.active_params)} active" if m.n_experts else "")
     if m.vision_params:
         params += f", of which {format_count(m.vision_params)} vision/audio tower"
-    slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
-             f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
+    # not given: llama-server's auto slots; vLLM's / SGLang's own default says nothing (their pool line does); a
+    # pooled engine's 1 is asked (--max-num-seqs 1), llama.cpp's the old spelling of one slot
+    pooled = plan.planner is not None and plan.planner.pools_kv
+    slots = (f" · parallel {s.parallel}" if s.parallel > 1 or pooled and s.parallel == 1 else
+             f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)"
+             if s.parallel == PARALLEL_AUTO and engine(plan.runtime).ggml else "")   # kept auto: llama-server's
     label += ram_condition(plan)       # the site's verdict badge carries the same words (web/site.py)
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {_weights_label(plan)} · KV {s.cache_type_k}/{s.cache_type_v}"

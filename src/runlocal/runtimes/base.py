@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 DeviceKind = Literal["gpu", "cpu", "unified"]
 
-# --parallel not given: llama-server's "auto" (registry.Engine.auto_parallel); the other engines store 1, their default
+# --parallel not given (registry.Engine.auto_parallel): llama-server's "auto", vLLM's / SGLang's own default; the other
+# engines store 1, their default
 PARALLEL_AUTO = -1
 # GPUs in one server node (HGX/DGX); more than this, vLLM and SGLang span nodes (their multi-node launch commands)
 GPUS_PER_NODE = 8
@@ -48,7 +49,8 @@ class Settings:
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
     parallel: int = PARALLEL_AUTO               # concurrent sequences (llama.cpp --parallel, vLLM --max-num-seqs);
-                                                # PARALLEL_AUTO: not given (llama-server's auto, 1 elsewhere)
+                                                # PARALLEL_AUTO: not given (llama-server's auto, vLLM's / SGLang's
+                                                # default, 1 elsewhere)
     # GPUs one engine instance spans: vLLM/SGLang --tensor-parallel-size / --pipeline-parallel-size (1 for the
     # engines that split layers by memory instead); the speed model and the "more GPUs" fix read them for any engine
     tp: int = 1

@@ -116,6 +116,7 @@ from .llamacpp_layout import (  # noqa: F401
     slots,
     swa_cells,
 )
+from .llamacpp_mmproj import no_mmproj_words, place_hf_projector
 from .llamacpp_nohost import Repacked, host_repack, no_host_step
 from .llamacpp_placed import layer_shares, weights_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
@@ -719,6 +720,7 @@ class LlamaCpp:
                                             info["gpu_context"] if b.total else 0))
         compromise = with_estimate_short(self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets))
                                          if fit_steps else None, devices, FIT_MARGIN)
+        devices, steps = place_hf_projector(model, s, getattr(self, "version", None), devices, steps)  # after --fit
         per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa,
                                  mla_cache=self.mla_era(model, weights.quant)[0])
         return Allocation(
@@ -784,18 +786,16 @@ class LlamaCpp:
         if s.llamacpp.n_cpu_moe and overrides:
             parts += fs.n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
                                     every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
-        if s.llamacpp.kv_unified:
-            parts += ["--kv-unified"]
-        if s.llamacpp.swa_full:
-            parts += ["--swa-full"]
+        parts += ["--kv-unified"] if s.llamacpp.kv_unified else []
+        parts += ["--swa-full"] if s.llamacpp.swa_full else []
         if s.llamacpp.tensor_split:
             parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.llamacpp.tensor_split)]
         if not s.llamacpp.mmap:
             parts += ["--no-mmap"]
         if not s.llamacpp.kv_offload:
             parts += ["--no-kv-offload"]
-        if s.llamacpp.no_host:
-            parts += ["--no-host"]
+        parts += ["--no-host"] if s.llamacpp.no_host else []
         if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
+        parts += no_mmproj_words(model, s, build)
         return " ".join(parts) + fs.command_note(build, s.llamacpp, first)    # as the named build spells it, or said

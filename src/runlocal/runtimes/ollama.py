@@ -270,7 +270,7 @@ class Ollama:
         return Settings(runtime="llama.cpp", ctx=s.ctx, parallel=s.parallel, cache_type_k=s.cache_type_k,
                         cache_type_v=s.cache_type_v, llamacpp=LlamaCppOptions(
                             batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
-                            n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe))
+                            n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe, mmproj=False))   # its own projector: .projector
 
     def projector_rule(self) -> str:
         """Where this release puts a projector (runtimes/versions.py ollama_projector_rule): 'fit-target' (v0.31.2+),

@@ -35,6 +35,7 @@ class LlamaCppOptions:
     no_host: bool = False                       # --no-host: CPU weights the CPU repacks stay on it (ggml/repack.py)
     fit: bool = True                            # --fit on|off: fit an unset context and -ngl to free memory
     tensor_split: tuple[float, ...] = ()        # -ts 3,1: the GPUs' shares of the layers (default: free memory)
+    mmproj: bool = True                         # -hf loads the repo's projector (--no-mmproj: none; llamacpp_mmproj.py)
     # Ollama: the Hub name the user gave (hf.co/<repo>:<quant>, runtimes/pull_names.py), pulled as named rather than
     # the library tag of the same model and type (another converter, chat template, no projector); None: the name
     # published.ollama_model picks

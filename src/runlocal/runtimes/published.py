@@ -495,20 +495,3 @@ def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | No
 # ("explicitly disable multimodal projector, useful when using -hf") loads none, and from PR #23425 downloads none
 HF_MMPROJ_BUILDS = (5330, 5331)
 
-
-def hf_projector_note(model: ModelSpec, runtime: str, quant: str | None, build: int | None) -> str | None:
-    """Said on a llama.cpp plan whose command pulls a vision / audio model with -hf: llama-server also loads the repo's
-    projector, on the first GPU once the layers are placed, which the plan does not count (its weights are the text
-    model's GGUF; the size is the tower at 16 bits, 1-D tensors F32, as ollama_projector.projector_bytes counts it).
-    None for a text model, a -m file, another runtime, or a build before b5331."""
-    from .ollama_projector import PROJECTOR_ROLES, projector_bytes
-
-    if runtime != "llama.cpp" or (build is not None and build < HF_MMPROJ_BUILDS[1]):
-        return None
-    if not any(t.role in PROJECTOR_ROLES for t in model.tensors) or llama_server_model(model, quant)[0] != "-hf":
-        return None
-    return (f"-hf also fetches the repo's multimodal projector (mmproj), where it publishes one, and llama-server loads "
-            f"it once the layers are placed (on the first GPU where there is one, after --fit's choice, which leaves it "
-            f"out): about {projector_bytes(model) / 2**30:.2f} GiB "
-            f"({model.vision_params:,} vision/audio parameters at 16 bits) and its compute buffer, not counted in this "
-            "plan; add --no-mmproj to serve text only (llama.cpp b5331 on, common/arg.cpp; llama.cpp#23265)")

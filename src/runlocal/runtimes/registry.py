@@ -20,8 +20,10 @@ class Engine:
     planner: str                        # "module:Class" in runtimes/ (get_runtime imports it when asked)
     aliases: tuple[str, ...]            # other names users type (matched in lower case)
     options: str                        # the Settings attribute holding its own options (options.OPTION_ATTRS)
-    # --parallel not given: llama-server's own default is -np -1, "auto" (common/arg.cpp), 4 slots sharing one
-    # unified KV cache (tools/server/server.cpp); every other engine reads an unset --parallel as 1, its default
+    # --parallel not given is kept apart from 1 (Settings keeps PARALLEL_AUTO): llama-server's own default is -np -1,
+    # "auto" (common/arg.cpp), 4 slots sharing one unified KV cache (tools/server/server.cpp); vLLM's unset
+    # --max-num-seqs and SGLang's unset --max-running-requests are their own defaults (256/1024 profiled sequences,
+    # a pool-sized request count), not 1. The other engines read an unset --parallel as 1, their default
     auto_parallel: bool = False
     # loads GGUF files and runs on a ggml backend: GGUF quant names, --backend, a .gguf planned as it is
     ggml: bool = False
@@ -79,7 +81,8 @@ class Engine:
 # llama-server's flags (common/arg.cpp)
 _LLAMA_OPTIONS = ("backend", "batch", "ubatch", "flash_attn", "n_gpu_layers", "n_cpu_moe", "cpu_moe",
                   "override_tensor",
-                  "kv_unified", "swa_full", "no_mmap", "no_kv_offload", "no_host", "fit", "tensor_split")
+                  "kv_unified", "swa_full", "no_mmap", "no_kv_offload", "no_host", "fit", "tensor_split",
+                  "no_mmproj")
 # what a user can set for Ollama's runner (docs/modelfile.md: num_gpu, num_batch — both -b and -ub —, use_mmap;
 # docs/faq.md: OLLAMA_FLASH_ATTENTION); the backend is the GPU's
 _OLLAMA_OPTIONS = ("backend", "batch", "flash_attn", "n_gpu_layers", "no_mmap")
@@ -108,13 +111,14 @@ ENGINES: tuple[Engine, ...] = (
            auto_parallel=True, ggml=True, fit_offload=True, gpu_layers_flag=True, cpu_moe=True,
            cache_types=_LLAMA_CACHE_TYPES, parallel_flag="--parallel ", own_options=_LLAMA_OPTIONS),
     Engine("vllm", "vllm:VLLM", (), "vllm", hub_checkpoints=True, multi_node=True, kv_auto=True,
-           reserves_budget=True,
+           reserves_budget=True, auto_parallel=True,
            cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
            speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences",
            own_options=_VLLM_OPTIONS, not_on_apple=_VLLM_ON_MAC),
     Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, pinned_llama_cpp=True, more_gpus=False,
            parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL", own_options=_OLLAMA_OPTIONS),
     Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, hub_checkpoints=True, gpu_backends=("cuda", "rocm"),
+           auto_parallel=True,
            speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests",
            own_options=(*_SERVER_OPTIONS, "mem_fraction_static"), not_on_apple=_SGLANG_ON_MAC),
     Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",

@@ -38,7 +38,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .arch_support import OTHER_RUNTIMES
-from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .base import GPUS_PER_NODE, PARALLEL_AUTO, Allocation, DeviceMemory, Levers, Settings, Step, Target
 from .context_limit import sglang_context_refusal, sglang_default_note, sglang_planned_context_length
 from .published import catalog_vision_config, gpu_gfx_target, kernel_check, serve_path
 from .sglang_versions import (
@@ -432,7 +432,7 @@ def balance_refusal(gpus: list[Target], tp: int) -> str | None:
 
 def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _Outside:
     assert s.ctx is not None                # set by defaults()
-    if s.parallel > 1:
+    if s.parallel != PARALLEL_AUTO:
         max_reqs = min(s.parallel, max(1, tokens // 2))
     else:
         # kv_cache_configurator.py resolve_max_num_reqs
@@ -591,7 +591,7 @@ class SGLang:
         gpu_mem = self._gpu_mem_mib(gpus)
         mla = any(a.kind == "mla" for a in model.attention_layers)
         chunked = settings.sglang.chunked_prefill_size or (self._tiers(gpu_mem, tp)[0] if gpu_mem else 4096)
-        max_running = settings.parallel if settings.parallel > 1 else None
+        max_running = None if settings.parallel == PARALLEL_AUTO else settings.parallel
         frac = settings.sglang.mem_fraction_static
         # --context-length: the model's own context, passed explicitly (context_limit.sglang_default_note)
         ctx = sglang_planned_context_length(model, settings.ctx)
@@ -656,7 +656,7 @@ class SGLang:
         tp, pp = max(1, s.tp), max(1, s.pp)
         gpu = min(gpus[:n_gpu], key=lambda t: t.capacity)
         gpu_mem = self._gpu_mem_mib(gpus) or gpu.capacity / MiB
-        decode_bs = self._decode_max_bs(gpu_mem, tp, s.parallel if s.parallel > 1 else None)
+        decode_bs = self._decode_max_bs(gpu_mem, tp, None if s.parallel == PARALLEL_AUTO else s.parallel)
         dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
         runner = self.release_rules.vlm_runner_factor(model.architecture) if self.release_rules else None
         return _Budget(gpu_mem_mib=gpu_mem, mla=any(a.kind == "mla" for a in model.attention_layers),
@@ -685,7 +685,7 @@ class SGLang:
             parts += ["--tp-size", str(s.tp)]
         if s.pp > 1:
             parts += ["--pp-size", str(s.pp)]
-        if s.parallel > 1:
+        if s.parallel != PARALLEL_AUTO:                # --max-running-requests 1 too, as asked
             parts += ["--max-running-requests", str(s.parallel)]
         nodes = -(-s.tp * s.pp // GPUS_PER_NODE)
         if nodes > 1:

@@ -66,7 +66,7 @@ from ..kv import normalize_cache_type, recurrent_state_bytes
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
-from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .base import GPUS_PER_NODE, PARALLEL_AUTO, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 from .context_limit import (
     vllm_context_refusal,
     vllm_default_note,
@@ -265,7 +265,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     v0 = engine in ("v0.6", "v0")
     if v0:
         default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
-    num_seqs = s.parallel if s.parallel > 1 else default_seqs
+    num_seqs = default_seqs if s.parallel == PARALLEL_AUTO else s.parallel
     ctx = vllm_planned_max_model_len(model, s.ctx)
     if s.vllm.max_num_batched_tokens:
         tokens = s.vllm.max_num_batched_tokens
@@ -597,7 +597,7 @@ class VLLM:
             parts += ["--tensor-parallel-size", str(s.tp)]
         if s.pp > 1:
             parts += ["--pipeline-parallel-size", str(s.pp)]
-        if s.parallel > 1:
+        if s.parallel != PARALLEL_AUTO:                # --max-num-seqs 1 too: one sequence, as asked
             parts += ["--max-num-seqs", str(s.parallel)]
         if s.vllm.dp > 1:
             parts += ["--data-parallel-size", str(s.vllm.dp)]
@@ -638,7 +638,7 @@ class VLLM:
         it (V0, vllm_mllama.py); None elsewhere."""
         if self._engine_for(model) not in V0_ENGINES or mllama_profile(model, 1) is None:
             return None
-        return settings.parallel if settings.parallel > 1 else V0_MAX_NUM_SEQS
+        return V0_MAX_NUM_SEQS if settings.parallel == PARALLEL_AUTO else settings.parallel
 
     def _engine_for(self, model: ModelSpec) -> str:
         """The engine this release runs the model on: V1 releases before 0.11 fall back to V0 for Mllama (an
