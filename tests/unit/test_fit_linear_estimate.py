@@ -20,7 +20,9 @@ MARGIN = 1024 * 2**20          # fit_params_target
 
 
 def test_gemma3_27b_on_a_4090_gets_fits_linear_estimate_and_says_what_it_leaves():
-    plan, _ = check(CheckRequest(model="gemma-3-27b", gpu="rtx-4090"))
+    # --no-mmproj: fit.cpp's own launch (llama-server loads an -hf repo's projector after --fit chose, which fit.cpp
+    # does not count — runtimes/llamacpp_mmproj.py; the last lines below check it lands on top)
+    plan, _ = check(CheckRequest(model="gemma-3-27b", gpu="rtx-4090", no_mmproj=True))
     targets, _ = targets_from_options("rtx-4090", None, None)
     gpu = next(t for t in targets if t.kind != "cpu")
     every_layer = plan.settings.with_(n_gpu_layers=plan.model.n_layers + 1)
@@ -45,8 +47,12 @@ def test_gemma3_27b_on_a_4090_gets_fits_linear_estimate_and_says_what_it_leaves(
         f"{dev.name}")
     # the largest -c that keeps every layer is below it, and -c 61952 asked is measured, so fit.cpp moves a layer
     assert plan.max_context < n_ctx
-    asked, _ = check(CheckRequest(model="gemma-3-27b", gpu="rtx-4090", ctx=n_ctx))
+    asked, _ = check(CheckRequest(model="gemma-3-27b", gpu="rtx-4090", ctx=n_ctx, no_mmproj=True))
     assert asked.settings.llamacpp.n_gpu_layers == plan.model.n_layers
+    # with the projector (the default -hf launch) --fit chooses the same context and the projector comes on top
+    with_projector, _ = check(CheckRequest(model="gemma-3-27b", gpu="rtx-4090"))
+    (dev_p,) = [d for d in with_projector.allocation.devices if d.kind != "cpu"]
+    assert with_projector.settings.ctx == n_ctx and dev_p.total > dev.total
 
 
 def test_an_estimate_that_keeps_the_margin_adds_nothing():
