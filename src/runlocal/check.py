@@ -177,14 +177,19 @@ def _tensor_split(text: str | None) -> tuple[float, ...]:
 
 def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
     """Ollama's own environment variables, where the request leaves the setting at its default
-    (a flag given to runlocal wins, as an option given to Ollama would)."""
+    (a flag given to runlocal wins, as an option given to Ollama would).
+
+    OLLAMA_NUM_PARALLEL is the server's one setting of its parallel sequences (envconfig/config.go:275 NumParallel; api/
+    has no num_parallel option, ollama fb3076099), and --parallel is the user stating that same setting: a stated
+    --parallel 1 is the value asked, so it wins like any other stated value. Only an unstated --parallel (or -1, the
+    runtime's own default) takes the variable."""
     from dataclasses import replace
 
     from .runtimes.ollama import environment_settings
 
     env = environment_settings()
     changes = {}
-    if "parallel" in env and req.parallel in (None, -1, 1):   # 1 too, as before (the web page sends it)
+    if "parallel" in env and req.parallel in (None, -1):
         changes["parallel"] = env["parallel"]
     if "kv_cache" in env and not (req.kv_cache or req.cache_type_k or req.cache_type_v):
         changes["kv_cache"] = env["kv_cache"]

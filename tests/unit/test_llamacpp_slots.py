@@ -209,10 +209,16 @@ def test_ollama_environment_still_sets_parallel(monkeypatch):
     from runlocal.check import CheckRequest, check
 
     monkeypatch.setenv("OLLAMA_NUM_PARALLEL", "2")
-    for given in (None, 1):          # unset, or the 1 the web page sends: OLLAMA_NUM_PARALLEL applies
+    for given in (None, -1):         # unset, or -1 (the runtime's own default): OLLAMA_NUM_PARALLEL applies
         s = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
                                use_measurements=False))[0].settings
         assert s.parallel == 2
+    # a stated --parallel states the server's one setting (envconfig/config.go NumParallel, which no request option
+    # overrides) and wins over the variable, 1 as much as 3; the site's form sends no parallel unless one is typed
+    for given in (1, 3):
+        s = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
+                               use_measurements=False))[0].settings
+        assert s.parallel == given
     # a runtime Settings of its own: the planner reads an unset --parallel as 1
     rt = get_runtime("vllm")
     m = lookup("qwen2.5-0.5b")
