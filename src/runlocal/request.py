@@ -204,9 +204,13 @@ class CheckRequest:
     # runtimes.transformers.ATTN_IMPLEMENTATIONS (a test keeps the two equal)
     attn_implementation: str | None = _opt(None, "--attn-implementation", choices=("sdpa", "eager"),
                                            help="transformers: sdpa (default) or eager")
-    device_map: str | None = _opt(None, "--device-map", choices=("auto", "cuda"),
-                                  help="transformers: auto (default: layers spill to RAM and disk) or cuda "
-                                       "(model.cuda(): every weight on the first GPU)")
+    # runtimes.transformers_device_map.DEVICE_MAPS (a test keeps the two equal)
+    device_map: str | None = _opt(None, "--device-map",
+                                  choices=("auto", "balanced", "balanced_low_0", "sequential", "cuda"),
+                                  help="transformers: auto (default) or balanced, the same: layers spread over the "
+                                       "GPUs, then RAM and disk; balanced_low_0: GPU 0 holds only what the others "
+                                       "cannot; sequential: GPU 0 filled first, then the next; cuda (model.cuda(): "
+                                       "every weight on the first GPU)")
     accelerate: str | None = _opt(None, "--accelerate", max_length=40,
                                   help="transformers before 5.0: the accelerate release installed, e.g. 0.21.0 "
                                        "(default: the least the transformers release requires)")
