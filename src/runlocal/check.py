@@ -221,6 +221,22 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
     return replace(req, **changes) if changes else req
 
 
+def _ollama_parallel_overridden(req: CheckRequest, settings) -> list[str]:
+    """The note where a stated --parallel overrode this shell's OLLAMA_NUM_PARALLEL: the plan's `ollama serve` writes
+    the variable only above 1 (Ollama's default), so with --parallel 1 the shell's value would start it otherwise."""
+    from .runtimes import engine
+
+    if not engine(settings.runtime).server_environment or req.parallel in (None, -1):
+        return []
+    from .runtimes.ollama import environment_settings
+
+    shell = environment_settings().get("parallel")
+    if shell is None or shell == req.parallel:
+        return []
+    return [f"OLLAMA_NUM_PARALLEL={shell} in this shell; planned at --parallel {req.parallel} as asked: start "
+            f"`ollama serve` with OLLAMA_NUM_PARALLEL={req.parallel}"]
+
+
 def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
     """VLLM_CPU_KVCACHE_SPACE from the environment where the request leaves it unset (a flag wins). vllm/envs.py
     reads it as int(os.getenv("VLLM_CPU_KVCACHE_SPACE")), GiB; 0 means unset (vllm/platforms/cpu.py: "not set,
@@ -589,6 +605,7 @@ def _inputs(req: CheckRequest, policy=None):
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
     notes += _cpu_kvcache_default_note(settings, targets, runtime_name(req))
+    notes += _ollama_parallel_overridden(req, settings)
     if is_zero_tokens(req.ctx):
         notes.append("-c 0: llama-server's own default, the model's trained context (common/arg.cpp \"0 = loaded "
                      "from model\"), planned as --ctx left out — --fit may shorten it to fit")

@@ -216,9 +216,11 @@ def test_ollama_environment_still_sets_parallel(monkeypatch):
     # a stated --parallel states the server's one setting (envconfig/config.go NumParallel, which no request option
     # overrides) and wins over the variable, 1 as much as 3; the site's form sends no parallel unless one is typed
     for given in (1, 3):
-        s = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
-                               use_measurements=False))[0].settings
-        assert s.parallel == given
+        plan, notes = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
+                                         use_measurements=False))
+        assert plan.settings.parallel == given
+        # the command writes OLLAMA_NUM_PARALLEL only above Ollama's default 1: the note says the shell's 2 must go
+        assert f"start `ollama serve` with OLLAMA_NUM_PARALLEL={given}" in " ".join(notes)
     # a runtime Settings of its own: the planner reads an unset --parallel as 1
     rt = get_runtime("vllm")
     m = lookup("qwen2.5-0.5b")
