@@ -9,7 +9,15 @@ from typing import Any
 
 from .errors import InputError
 from .plan import Plan
-from .request import DEFAULT_PROMPT_TOKENS, CheckRequest, check_cache_types, parse_ngl, runtime_name, validate_request
+from .request import (
+    DEFAULT_PROMPT_TOKENS,
+    CheckRequest,
+    check_cache_types,
+    is_zero_tokens,
+    parse_ngl,
+    runtime_name,
+    validate_request,
+)
 
 __all__ = ["CheckRequest", "build_settings", "check", "check_document", "curve"]
 
@@ -35,6 +43,9 @@ def build_settings(req: CheckRequest):
     _refuse_removed_swap_space(req, runtime)
     if req.parallel == 0:
         raise InputError("parallel: must be at least 1 (or -1, the runtime's auto), got 0")
+    if is_zero_tokens(req.ctx):
+        _refuse_context_zero(runtime)
+        req = replace(req, ctx=None)            # llama-server's -c 0 is its default: the trained context
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
     if req.max_new_tokens is not None and ctx is not None and req.max_new_tokens >= ctx:
         raise InputError(f"max-new-tokens: must be below the context ({ctx:,}), got {req.max_new_tokens:,}")
@@ -60,6 +71,18 @@ def build_settings(req: CheckRequest):
         llamacpp=_llamacpp_options(req, overrides), vllm=vllm, sglang=_sglang_options(req),
         transformers=_transformers_options(req), prompt_tokens=prompt_tokens,
     )
+
+
+def _refuse_context_zero(runtime) -> None:
+    """--ctx 0 where the runtime does not read 0 as the model's trained context (only llama-server does: its
+    context_zero_is_trained). Ollama takes an explicit num_ctx 0 as given and hands llama-server -c 0 × num_parallel
+    (ollama fb3076099 server/routes.go modelOptions: only an unset num_ctx takes the default; llm/llama_server.go
+    "-c", NumCtx × numParallel) while its own scheduling sizes num_ctx 0 — not planned; vLLM, SGLang, transformers
+    and MLX take a length there."""
+    if getattr(runtime, "context_zero_is_trained", False):
+        return
+    raise InputError(f"ctx: 0 is llama-server's -c 0 (the model's trained context), planned for llama.cpp only; "
+                     f"{runtime.name} is planned at a context of at least 1 token — leave --ctx out for its default")
 
 
 def _refuse_other_engines_options(req: CheckRequest, known) -> None:
@@ -178,20 +201,41 @@ def _tensor_split(text: str | None) -> tuple[float, ...]:
 
 def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
     """Ollama's own environment variables, where the request leaves the setting at its default
-    (a flag given to runlocal wins, as an option given to Ollama would)."""
+    (a flag given to runlocal wins, as an option given to Ollama would).
+
+    OLLAMA_NUM_PARALLEL is the server's one setting of its parallel sequences (envconfig/config.go:275 NumParallel; api/
+    has no num_parallel option, ollama fb3076099), and --parallel is the user stating that same setting: a stated
+    --parallel 1 is the value asked, so it wins like any other stated value. Only an unstated --parallel (or -1, the
+    runtime's own default) takes the variable."""
     from dataclasses import replace
 
     from .runtimes.ollama import environment_settings
 
     env = environment_settings()
     changes = {}
-    if "parallel" in env and req.parallel in (None, -1, 1):   # 1 too, as before (the web page sends it)
+    if "parallel" in env and req.parallel in (None, -1):
         changes["parallel"] = env["parallel"]
     if "kv_cache" in env and not (req.kv_cache or req.cache_type_k or req.cache_type_v):
         changes["kv_cache"] = env["kv_cache"]
     if "flash_attn" in env and req.flash_attn == "auto":
         changes["flash_attn"] = env["flash_attn"]
     return replace(req, **changes) if changes else req
+
+
+def _ollama_parallel_overridden(req: CheckRequest, settings) -> list[str]:
+    """The note where a stated --parallel overrode this shell's OLLAMA_NUM_PARALLEL: the plan's `ollama serve` writes
+    the variable only above 1 (Ollama's default), so with --parallel 1 the shell's value would start it otherwise."""
+    from .runtimes import engine
+
+    if not engine(settings.runtime).server_environment or req.parallel in (None, -1):
+        return []
+    from .runtimes.ollama import environment_settings
+
+    shell = environment_settings().get("parallel")
+    if shell is None or shell == req.parallel:
+        return []
+    return [f"OLLAMA_NUM_PARALLEL={shell} in this shell; planned at --parallel {req.parallel} as asked: start "
+            f"`ollama serve` with OLLAMA_NUM_PARALLEL={req.parallel}"]
 
 
 def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
@@ -257,7 +301,8 @@ def _thinking_context(req: CheckRequest, spec, plan) -> list[str]:
     if plan.verdict not in ("fits", "tight"):
         return []
     cap = getattr(plan.planner, "served_context_cap", lambda _: None)(spec)
-    note = short_context_note(catalog_alias(spec), plan.settings.ctx, req.ctx is not None, plan.runtime, cap)
+    asked = req.ctx is not None and not is_zero_tokens(req.ctx)       # -c 0: the trained context, not asked
+    note = short_context_note(catalog_alias(spec), plan.settings.ctx, asked, plan.runtime, cap)
     return [note] if note else []
 
 
@@ -550,6 +595,10 @@ def _inputs(req: CheckRequest, policy=None):
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
     notes += _cpu_kvcache_default_note(settings, targets, runtime_name(req))
+    notes += _ollama_parallel_overridden(req, settings)
+    if is_zero_tokens(req.ctx):
+        notes.append("-c 0: llama-server's own default, the model's trained context (common/arg.cpp \"0 = loaded "
+                     "from model\"), planned as --ctx left out — --fit may shorten it to fit")
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)

@@ -14,6 +14,7 @@ turns that prefix into the 422's ``loc``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
@@ -114,8 +115,10 @@ class CheckRequest:
                                 "otherwise the answer says how much RAM it needs)")
     # the engines' spellings, so a pasted line parses: llama.cpp common/arg.cpp {"-c", "--ctx-size"}, vLLM
     # --max-model-len, SGLang server_args.py --context-length
-    ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", "--ctx-size", "--context-length", ge=1,
-                                 le=MAX_CTX, max_length=MAX_SHORT, kind="tokens", help="context per request (8192, 32k)")
+    # 0: llama-server's -c 0, the model's trained context — llama.cpp only; check.build_settings refuses it elsewhere
+    ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", "--ctx-size", "--context-length", ge=0,
+                                 le=MAX_CTX, max_length=MAX_SHORT, kind="tokens",
+                                 help="context per request (8192, 32k; llama.cpp: 0, the model's trained context)")
     # the prompt the speed figures price: prefill over it (its attention at mean depth N/2) and the time to its first
     # token; 512 is llama-bench's pp512, the figure every plan priced before the field existed
     prompt_tokens: int | str = _opt(DEFAULT_PROMPT_TOKENS, "--prompt-tokens", ge=1, le=MAX_PROMPT_TOKENS,
@@ -208,9 +211,13 @@ class CheckRequest:
     # runtimes.transformers.ATTN_IMPLEMENTATIONS (a test keeps the two equal)
     attn_implementation: str | None = _opt(None, "--attn-implementation", choices=("sdpa", "eager"),
                                            help="transformers: sdpa (default) or eager")
-    device_map: str | None = _opt(None, "--device-map", choices=("auto", "cuda"),
-                                  help="transformers: auto (default: layers spill to RAM and disk) or cuda "
-                                       "(model.cuda(): every weight on the first GPU)")
+    # runtimes.transformers_device_map.DEVICE_MAPS (a test keeps the two equal)
+    device_map: str | None = _opt(None, "--device-map",
+                                  choices=("auto", "balanced", "balanced_low_0", "sequential", "cuda"),
+                                  help="transformers: auto (default) or balanced, the same: layers spread over the "
+                                       "GPUs, then RAM and disk; balanced_low_0: GPU 0 holds only what the others "
+                                       "cannot; sequential: GPU 0 filled first, then the next; cuda (model.cuda(): "
+                                       "every weight on the first GPU)")
     accelerate: str | None = _opt(None, "--accelerate", max_length=40,
                                   help="transformers before 5.0: the accelerate release installed, e.g. 0.21.0 "
                                        "(default: the least the transformers release requires)")
@@ -315,6 +322,8 @@ def _check_text(where: str, opt: Option, value: str) -> None:
     if opt.kind == "tokens":
         from .units import parse_tokens
 
+        if opt.ge == 0 and is_zero_tokens(value):   # --ctx 0 (parse_tokens counts from 1): the runtime decides
+            return
         _check_bounds(where, opt, parse_tokens(value, field=where))
     elif opt.kind == "size":
         parse_ram(value) if where == "ram" else _parse_size(value, where)
@@ -328,6 +337,12 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .runtimes import get_runtime
 
         get_runtime(value)
+
+
+def is_zero_tokens(value: str | int | None) -> bool:
+    """A token count given as 0 ("0", 0): --ctx 0, llama-server's trained context."""
+    return value is not None and not isinstance(value, bool) and re.fullmatch(r"0+[km]?", str(value).strip().lower()) \
+        is not None
 
 
 def _parse_size(value: str, where: str) -> int:

@@ -326,7 +326,7 @@ def test_host_header_and_security_headers(tmp_path):
     client = make_client(tmp_path, allowed_hosts=["localhost", "127.0.0.1"])
     assert client.get("/api/v1/models", headers={"host": "attacker.example"}).status_code == 400
     ok = TestClient(client.app, base_url="http://localhost")
-    for path in ("/", "/api/v1/models", "/api/v1/check?model=x&ctx=0"):
+    for path in ("/", "/api/v1/models", "/api/v1/check?model=x&ctx=-1"):
         r = ok.get(path)
         assert r.status_code in (200, 422)
         assert r.headers["x-content-type-options"] == "nosniff"

@@ -76,7 +76,7 @@ def test_default_ngl_runs_what_llama_server_fit_runs(gguf_path):
 
 @pytest.mark.parametrize("args, message", [
     (["check", "/nonexistent/model.gguf"], "no such file"),
-    (["check", "{gguf}", "--ctx", "0"], "ctx"),
+    (["check", "{gguf}", "--ctx", "0", "--runtime", "ollama"], "ctx"),   # -c 0 is llama.cpp's trained context only
     (["check", "{gguf}", "--ctx", "-5"], "ctx"),
     (["check", "{gguf}", "--vram", "lots"], "vram"),
     (["check", "{gguf}", "--kv-cache", "q3_z"], "cache type"),

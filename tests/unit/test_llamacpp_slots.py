@@ -226,10 +226,18 @@ def test_ollama_environment_still_sets_parallel(monkeypatch):
     from runlocal.check import CheckRequest, check
 
     monkeypatch.setenv("OLLAMA_NUM_PARALLEL", "2")
-    for given in (None, 1):          # unset, or the 1 the web page sends: OLLAMA_NUM_PARALLEL applies
+    for given in (None, -1):         # unset, or -1 (the runtime's own default): OLLAMA_NUM_PARALLEL applies
         s = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
                                use_measurements=False))[0].settings
         assert s.parallel == 2
+    # a stated --parallel states the server's one setting (envconfig/config.go NumParallel, which no request option
+    # overrides) and wins over the variable, 1 as much as 3; the site's form sends no parallel unless one is typed
+    for given in (1, 3):
+        plan, notes = check(CheckRequest(model="qwen2.5-0.5b", runtime="ollama", gpu="rtx-4090", parallel=given,
+                                         use_measurements=False))
+        assert plan.settings.parallel == given
+        # the command writes OLLAMA_NUM_PARALLEL only above Ollama's default 1: the note says the shell's 2 must go
+        assert f"start `ollama serve` with OLLAMA_NUM_PARALLEL={given}" in " ".join(notes)
     # a runtime Settings of its own: OLLAMA_NUM_PARALLEL does not reach it; vLLM keeps "not given" (-1, its default)
     rt = get_runtime("vllm")
     m = lookup("qwen2.5-0.5b")

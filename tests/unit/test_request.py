@@ -12,7 +12,7 @@ from runlocal.request import options
 
 # (library field, API value, CLI flags): each value is out of the contract's bounds
 BAD = [
-    ("ctx", 0, ["--ctx", "0"]),
+    ("ctx", -1, ["--ctx", "-1"]),     # (0 is llama-server's -c 0, the trained context: tests/unit/test_context_zero.py)
     ("ctx", 1 << 32, ["--ctx", str(1 << 32)]),
     ("n_gpu_layers", -3, ["--ngl", "-3"]),
     ("parallel", 5000, ["--parallel", "5000"]),

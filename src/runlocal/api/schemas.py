@@ -40,9 +40,11 @@ def _parsed(opt: Option):
         except InputError as e:
             raise ValueError(str(e).split(": ", 1)[-1]) from None
         if opt.kind == "tokens":
+            from ..request import is_zero_tokens
             from ..units import parse_tokens
 
-            return parse_tokens(value, field=opt.name)
+            # --ctx 0 (llama-server's trained context) passes as 0; check.build_settings decides by runtime
+            return 0 if is_zero_tokens(value) else parse_tokens(value, field=opt.name)
         return value
     return AfterValidator(check)
 

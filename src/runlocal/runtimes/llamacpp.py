@@ -181,6 +181,7 @@ class LlamaCpp:
     # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
     np_auto = True
     has_fit = True
+    context_zero_is_trained = True  # -c 0: n_ctx_train (common/arg.cpp "0 = loaded from model"; check.build_settings)
     # False: a build before PR #23764 (b9410), whose KQ masks are f32 inputs cast to f16 for flash attention
     kq_mask_f16 = True
     # a build before b8301: qwen3next / qwen35 delta nets unfused ("unfused", "chunked": runtimes/versions.py llamacpp_gdn)

@@ -42,9 +42,12 @@ from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .transformers_device_map import BALANCED, balanced_memory, refuse_low_zero
 from .transformers_versions import (
+    OWN_BALANCED_MEMORY_FROM,
     TransformersRules,
     accelerate_assumed,
+    accelerate_release,
     default_attention,
     device_map_shares,
     sdpa_swapped,
@@ -624,6 +627,8 @@ class Transformers:
                     accelerate: str | None = None) -> tuple[dict[str, float], list[str], list[Step]]:
         steps: list[Step] = []
         unified = [g for g in gpus if g.kind == "unified"]
+        if self.release_rules is not None and self.release_rules.release < OWN_BALANCED_MEMORY_FROM and accelerate:
+            refuse_low_zero(device_map, accelerate_release(accelerate))    # the installed accelerate's, before 5.0
         if device_map == "cuda" and gpus and not unified:
             # from_pretrained(device_map="cuda") — like model.cuda() — is {"": "cuda"}: every module on the first GPU
             # whatever its size, nothing on the CPU (modeling_utils.py: a device name as device_map)
@@ -646,22 +651,12 @@ class Transformers:
             mm = {k: float(user[k]) for k in mm if k in user}
             steps.append(Step("max_memory", "as given to from_pretrained", _fmt_mm(mm),
                               f"integrations/accelerate.py get_max_memory ({TF_REF})"))
-        gpu_share, cpu_share, shares_source = device_map_shares(self.release_rules, accelerate)
+        shares = device_map_shares(self.release_rules, accelerate)
         if not user and "cpu" in mm:
-            mm["cpu"] *= cpu_share
-        n_gpu = len([k for k in mm if k.isdigit() and mm[k] > 0])
-        if n_gpu == 1 and not user:
-            mm["0"] *= gpu_share
-            steps.append(Step("max_memory", f"one GPU: {gpu_share:.0%} of its free memory (after the CUDA "
-                              f"context), {cpu_share:.0%} of available RAM", _fmt_mm(mm), shares_source))
-        elif n_gpu > 1:
-            biggest = max(_max_layer(root.children)[0], max((x.plan for x in _leaves(root)), default=0))
-            per_gpu = root.plan // n_gpu + int(LEAF_BUFFER * biggest)
-            for k in sorted((k for k in mm if k.isdigit()), key=int)[:-1]:
-                mm[k] = min(per_gpu, mm[k])
-            steps.append(Step("max_memory (balanced)", f"GPUs but the last: min(free, {root.plan:,.0f} / {n_gpu} + "
-                              f"{LEAF_BUFFER} × largest block {biggest:,.0f})", _fmt_mm(mm),
-                              "integrations/accelerate.py get_balanced_memory"))
+            mm["cpu"] *= shares[1]          # get_max_memory's RAM share: "sequential" too
+        # auto / balanced / balanced_low_0 / sequential: what get_balanced_memory does to it (transformers_device_map)
+        biggest = max(_max_layer(root.children)[0], max((x.plan for x in _leaves(root)), default=0))
+        steps += balanced_memory(mm, device_map, root.plan, biggest, LEAF_BUFFER, shares, bool(user))
         if bnb:
             mm = {k: v * QUANTIZER_SHARE for k, v in mm.items()}
             steps.append(Step("bitsandbytes margin", f"every device × {QUANTIZER_SHARE}", _fmt_mm(mm),
@@ -701,7 +696,7 @@ class Transformers:
                         and (self.release_rules is None or self.release_rules.attn_default == "sdpa"))
         # the accelerate release whose headroom the plan took, where it decides it (transformers_versions.py)
         assumed = accelerate_assumed(self.release_rules, s.transformers.accelerate) \
-            if s.transformers.device_map == "auto" and gpus and not self.max_memory else None
+            if s.transformers.device_map in BALANCED and gpus and not self.max_memory else None
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
                           refusal=refused or (SDPA_UNSUPPORTED.format(family=model.family) if sdpa_refused else None)
