@@ -87,3 +87,19 @@ def test_two_bad_fields_give_a_line_each(client):
     assert r.status_code == 422
     got = {d["loc"][1]: d["msg"] for d in r.json()["detail"]}
     assert got == {"ctx": cli_line(["--ctx", "abc"]), "runtime": cli_line(["--runtime", "foo"])}
+
+
+@pytest.mark.parametrize(("method", "path", "payload", "loc", "line"), [
+    # pydantic's own sentence where the contract has no line on the field, after the field's name (site23)
+    ("post", "/api/v1/check", {"model": "llama-3.1-8b", "bogus": 1}, ["body", "bogus"],
+     "bogus: Extra inputs are not permitted"),
+    ("post", "/api/v1/check", {"gpu": "rtx-4090"}, ["body", "model"], "model: Field required"),
+    ("post", "/api/v1/diagnose", {"text": "CUDA error: out of memory", "bogus": 2}, ["body", "bogus"],
+     "bogus: Extra inputs are not permitted"),
+    ("get", "/api/v1/cost", {"model": "llama-3.1-8b", "gpu": "rtx-4090", "hours_per_day": "abc"},
+     ["query", "hours_per_day"], "hours_per_day: Input should be a valid number, unable to parse string as a number"),
+])
+def test_pydantics_words_name_the_field(client, method, path, payload, loc, line):
+    r = client.post(path, json=payload) if method == "post" else client.get(path, params=payload)
+    assert r.status_code == 422
+    assert r.json()["detail"] == [{"loc": loc, "msg": line, "type": r.json()["detail"][0]["type"]}]
