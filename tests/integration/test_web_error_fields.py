@@ -78,3 +78,22 @@ def test_best_budget_is_refused_in_the_contract_words(client):
     page = client.get("/best?model=llama-3.1-8b&budget=-5")
     assert page.status_code == 422
     assert error_box(page) == "budget: must be a finite number of USD from 0.01 to 1,000,000,000, got -5"
+
+
+@pytest.mark.parametrize(("query", "line"), [
+    # `runlocal hardware --kind xx` says "kind: expected one of gpu, laptop, apple, unified, cpu, got 'xx'" (exit 2);
+    # the page had answered 200 "0 devices" under menus reading "any"
+    ("kind=xx", "kind: expected one of gpu, laptop, apple, unified, cpu, got 'xx'"),
+    ("vendor=yy", "vendor: expected one of nvidia, amd, intel, apple, generic, got 'yy'"),
+])
+def test_a_hardware_filter_the_catalog_has_no_such_value_of_is_refused(client, query, line):
+    page = client.get(f"/hardware?{query}")
+    assert page.status_code == 422
+    assert error_box(page) == line
+
+
+def test_a_hardware_filter_still_filters(client):
+    # every laptop GPU row is one; the 4090 laptop card is in the catalog (hardware/data)
+    page = client.get("/hardware?kind=laptop&vendor=nvidia")
+    assert page.status_code == 200 and 'class="error"' not in page.text
+    assert "/hardware/rtx-4090-laptop" in page.text and "/hardware/rtx-4090\"" not in page.text

@@ -175,13 +175,22 @@ async def model_page(request: Request, alias: str):
 @router.get("/hardware", response_class=HTMLResponse)
 def hardware_index(request: Request):
     from ..hardware.catalog import search_devices
-    from .pages import FORM_FACTORS, VENDORS, form_factor
+    from .pages import FORM_FACTORS, VENDORS, form_factor, one_of
 
     one, _ = params(request)
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
-    rows = [d for d in search_devices(q) if (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
-    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS, vendors=VENDORS,
-                ignored=unknown_names(one, ("q", "kind", "vendor")))
+    rows, error = [], None
+    try:
+        # a form factor or vendor the catalog has none of is refused as `runlocal hardware --kind` refuses it (exit 2),
+        # not answered "0 devices" under a menu that reads "any" (site23)
+        one_of("kind", kind, tuple(FORM_FACTORS))
+        one_of("vendor", vendor, VENDORS)
+        rows = [d for d in search_devices(q)
+                if (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
+    except RunlocalError as e:
+        error = str(e)
+    return page("hardware.html", request, status=422 if error else 200, q=q, kind=kind, vendor=vendor, rows=rows,
+                error=error, forms=FORM_FACTORS, vendors=VENDORS, ignored=unknown_names(one, ("q", "kind", "vendor")))
 
 
 @lru_cache(maxsize=256)
