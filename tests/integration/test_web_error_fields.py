@@ -97,3 +97,18 @@ def test_a_hardware_filter_still_filters(client):
     page = client.get("/hardware?kind=laptop&vendor=nvidia")
     assert page.status_code == 200 and 'class="error"' not in page.text
     assert "/hardware/rtx-4090-laptop" in page.text and "/hardware/rtx-4090\"" not in page.text
+
+
+def test_the_cost_form_carries_its_context_and_takes_what_the_bounds_take(client):
+    # the page reads ctx (its query is /api/v1/cost's) but had no field for it: resubmitting the form planned at the
+    # default 8,192 without a word, and ctx=abc was refused with no field to correct it (site23)
+    page = client.get("/cost?model=llama-3.1-8b&gpu=rtx-4090&ctx=abc")
+    assert page.status_code == 422
+    assert error_box(page) == "ctx: 'abc' is not a token count (expected e.g. 8192 or 32k)"
+    assert re.search(r'<input id="ctx" name="ctx" value="abc"', page.text)
+    # the browser's own checks allow what the server takes (hours a day 0.01 … 24, years 0.01 … 100, any step):
+    # min="0.1" step="0.1" and min="0.5" step="0.5" had stopped 0.05 h a day or 1.25 years in the browser
+    ok = client.get("/cost?model=llama-3.1-8b&gpu=rtx-4090&years=1.25&hours_per_day=0.05")
+    assert ok.status_code == 200
+    assert re.search(r'<input id="hours_per_day"[^>]* min="0.01" max="24.0" step="any"', ok.text)
+    assert re.search(r'<input id="years"[^>]* min="0.01" max="100.0" step="any"', ok.text)

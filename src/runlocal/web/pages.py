@@ -299,7 +299,8 @@ async def compare_page(request: Request):
 
 @router.get("/cost", response_class=HTMLResponse)
 async def cost_page(request: Request):
-    from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
+    from ..amounts import COST_BOUNDS
+    from ..choose import DEFAULT_CTX, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
 
     one, _ = params(request)
     # the fields carry /api/v1/cost's names (the CLI's and MCP's), so a page's query is the API's; the names the
@@ -318,8 +319,8 @@ async def cost_page(request: Request):
     except RunlocalError as e:
         error = error_line(e)
     return page("cost.html", request, status=422 if error else 200, q=q, r=result, chart=chart, error=error,
-                catalog=_catalog_lists(), runtimes=_runtime_names(), ignored=ignored,
-                defaults={"hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
+                catalog=_catalog_lists(), runtimes=_runtime_names(), ignored=ignored, bounds=COST_BOUNDS,
+                defaults={"ctx": DEFAULT_CTX, "hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
                           "years": DEFAULT_YEARS})
 
 
