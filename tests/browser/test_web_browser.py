@@ -402,3 +402,26 @@ def test_result_says_speed_source_assumptions_and_hides_the_steps(tabs, base_url
     expect(prefill).to_have_text(re.compile(r"^[\d,.]+ tok/s predicted$"))
     shot(page, "desktop-measured-speed")
     assert not tab.take()
+
+
+def test_a_form_without_device_counts_sends_none(tabs):
+    # site.js's in-place submit added n=1 after every gpu field; the Cost form has no n field, so each answer it
+    # fetched carried "n: not a field of this page — ignored" (site23)
+    from urllib.parse import parse_qs, urlsplit
+
+    tab = tabs["desktop"]
+    page = tab.page
+    tab.open("/cost")
+    page.fill("#gpu", "rtx-3090")
+    page.press("#gpu", "Enter")
+    page.wait_for_url(re.compile(r".*/cost\?.*gpu=rtx-3090.*"))
+    page.wait_for_selector("[data-result]:not([aria-busy=true])")
+    assert "n" not in parse_qs(urlsplit(page.url).query), page.url
+    assert "not a field of this page" not in page.text_content("main")
+    # the check form still sends each device row's count
+    tab.open("/?model=llama-3.1-8b&gpu=rtx-4090&n=1")
+    page.fill("#ctx", "16384")
+    page.press("#ctx", "Enter")
+    page.wait_for_url(re.compile(r".*ctx=16384.*"))
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["gpu"] == ["rtx-4090"] and query["n"] == ["1"], page.url

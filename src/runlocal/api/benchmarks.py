@@ -213,8 +213,11 @@ class PlainErrors(APIRoute):
             try:
                 return await handler(request)
             except RequestValidationError as e:
-                detail = [{"loc": list(err.get("loc", ())), "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
-                          for err in e.errors()]
+                from .errors import with_field_name
+
+                detail = [{"loc": list(err.get("loc", ())),
+                           "msg": with_field_name(list(err.get("loc", ())), str(err.get("msg", ""))),
+                           "type": str(err.get("type", ""))} for err in e.errors()]
                 return JSONResponse({"detail": detail}, status_code=422)
 
         return plain

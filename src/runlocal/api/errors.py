@@ -66,7 +66,12 @@ def error_answer(err: RunlocalError, where: str, renames: dict[str, str] | None 
     name = field_of(err)
     name = (renames or {}).get(name or "", name)
     loc = [where, name] if name else [where]
-    return JSONResponse({"detail": [{"loc": loc, "msg": field_spelling(str(err)), "type": err.__class__.__name__}]},
+    msg = field_spelling(str(err))
+    if name and not _FIELD.match(msg):
+        # a bare "unknown device 'x'" gets the field it is about, as MCP's tools say it (mcp_server._error_line):
+        # the one line on both doors names the field, not only loc (site23)
+        msg = f"{name}: {msg}"
+    return JSONResponse({"detail": [{"loc": loc, "msg": msg, "type": err.__class__.__name__}]},
                         status_code=status_of(err))
 
 
@@ -140,11 +145,21 @@ def contract_messages(errors) -> list[dict]:
         line = (contract_line(str(loc[1]), e.get("input"), str(e.get("type", "")))
                 if len(loc) >= 2 and loc[0] in ("query", "body") else None)
         if line is None:
-            out.append({"loc": loc, "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))})
+            out.append({"loc": loc, "msg": with_field_name(loc, str(e.get("msg", "invalid"))),
+                        "type": str(e.get("type", "value_error"))})
         elif tuple(loc[:2]) not in said:
             said.add(tuple(loc[:2]))
             out.append({"loc": loc[:2], "msg": line[0], "type": line[1]})
     return out
+
+
+def with_field_name(loc: list, msg: str) -> str:
+    """Pydantic's words for a field the contract has no line on, after the field's name (``bogus: Extra inputs are
+    not permitted``, ``model: Field required``): every 4xx message names its field, as the contract's lines do, for
+    a caller who reads the message and not ``loc`` (site23: those two read as a bare sentence)."""
+    if len(loc) < 2 or loc[0] not in ("query", "body") or _FIELD.match(msg):
+        return msg
+    return f"{loc[1]}: {msg}"
 
 
 def _query_fields(route) -> list[tuple[str, object]]:

@@ -142,9 +142,35 @@ def model_facts(alias: str, policy) -> dict[str, Any]:
         partly = (f"{plan.settings.llamacpp.n_gpu_layers} of {spec.n_layers + 1} layers on the GPU"
                   if plan.allocation.compromise and plan.settings.llamacpp.n_gpu_layers is not None else None)
         runs.append({"device": dev, "verdict": plan.verdict, "max_context": plan.max_context, "partly": partly,
-                     "quant": plan.weights.quant, "decode": plan.speed.get("decode_tokens_per_s")})
+                     "quant": plan.weights.quant, "decode": plan.speed.get("decode_tokens_per_s"),
+                     "refusal": plan.allocation.refusal})
     kv = plan.allocation.kv_bytes_per_token if runs else None
-    return {"entry": entry, "spec": spec, "weights": weights, "runs": runs, "kv_per_token": kv}
+    # llama.cpp refusing the model on every device is no memory verdict: the page says why, instead of a column of
+    # "Does not fit", and its links plan with a runtime that loads it — /best?model=llama-3.2-11b-vision answered 422
+    # (site23's crawl: the only one of the catalog's 312 models whose Best link failed)
+    refusal = runs[0]["refusal"] if runs and all(r["refusal"] for r in runs) else None
+    loads_with = _runtime_that_loads(alias, policy) if refusal else None
+    return {"entry": entry, "spec": spec, "weights": weights, "runs": runs, "kv_per_token": kv, "refusal": refusal,
+            "loads_with": loads_with}
+
+
+def _runtime_that_loads(alias: str, policy) -> str | None:
+    """The first runtime, in the order the site lists them, whose plan of ``alias`` on one 80 GB GPU is not refused
+    (the refusal is the model's architecture, not its size), or None."""
+    from ..check import CheckRequest, check
+    from .site import _runtime_names
+
+    for runtime in _runtime_names():
+        if runtime == "llama.cpp":
+            continue
+        try:
+            plan, _ = check(CheckRequest(model=alias, gpu="h100-sxm", ctx=MODEL_PAGE_CTX, runtime=runtime,
+                                         use_measurements=False), policy, with_fixes=False, with_concurrency=False)
+        except RunlocalError:
+            continue
+        if plan.allocation.refusal is None:
+            return runtime
+    return None
 
 
 def _model_suggestions(alias: str) -> list[str]:
@@ -175,13 +201,22 @@ async def model_page(request: Request, alias: str):
 @router.get("/hardware", response_class=HTMLResponse)
 def hardware_index(request: Request):
     from ..hardware.catalog import search_devices
-    from .pages import FORM_FACTORS, VENDORS, form_factor
+    from .pages import FORM_FACTORS, VENDORS, form_factor, one_of
 
     one, _ = params(request)
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
-    rows = [d for d in search_devices(q) if (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
-    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS, vendors=VENDORS,
-                ignored=unknown_names(one, ("q", "kind", "vendor")))
+    rows, error = [], None
+    try:
+        # a form factor or vendor the catalog has none of is refused as `runlocal hardware --kind` refuses it (exit 2),
+        # not answered "0 devices" under a menu that reads "any" (site23)
+        one_of("kind", kind, tuple(FORM_FACTORS))
+        one_of("vendor", vendor, VENDORS)
+        rows = [d for d in search_devices(q)
+                if (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
+    except RunlocalError as e:
+        error = str(e)
+    return page("hardware.html", request, status=422 if error else 200, q=q, kind=kind, vendor=vendor, rows=rows,
+                error=error, forms=FORM_FACTORS, vendors=VENDORS, ignored=unknown_names(one, ("q", "kind", "vendor")))
 
 
 @lru_cache(maxsize=256)

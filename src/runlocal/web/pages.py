@@ -7,7 +7,6 @@ written by hand.
 
 from __future__ import annotations
 
-import math
 import threading
 from functools import cache, lru_cache
 from typing import Any
@@ -18,7 +17,7 @@ from fastapi.responses import HTMLResponse
 from ..errors import InputError, RunlocalError
 from ..model.policy import ReadPolicy
 from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, one_of, shop_devices  # noqa: F401 (directory.py's)
-from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, unknown_names
+from .site import _catalog_lists, _runtime_names, bounded, error_line, page, params, read_policy, unknown_names
 
 router = APIRouter(include_in_schema=False)
 
@@ -37,17 +36,24 @@ def _users(text: str) -> int:
     return int(value)
 
 
-def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
+def _float(text: str | None, name: str) -> float | None:
+    """A form's amount (budget, hours a day, kWh price, years, price, rent): None when blank, else a number within
+    amounts.COST_BOUNDS, refused in the line the CLI, /api/v1 and MCP give for it, under the page's field name
+    (``kwh_price: must be a finite number of USD per kWh from 0 to 100, got -1``; it had said "must be above
+    -1e-12", and ``hours-per-day:``, a name the page has no field for: site23)."""
+    from ..amounts import check_amount
+    from ..request import field_spelling
+
     if not text:
         return None
     try:
         value = float(text)
     except ValueError:
         raise InputError(f"{name}: expected a number, got '{text}'") from None
-    if not math.isfinite(value):    # 'inf', '1e400': no amount (amounts.COST_BOUNDS bounds the rest)
-        raise InputError(f"{name}: must be a finite number, got '{text}'")
-    if not value > lo:
-        raise InputError(f"{name}: must be above {lo:g}, got {value:g}")
+    try:
+        check_amount(name.replace("_", "-"), value)      # NaN and ±inf included
+    except InputError as bad:
+        raise InputError(field_spelling(str(bad))) from None
     return value
 
 
@@ -93,7 +99,7 @@ async def best_page(request: Request):
                                _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
                                q["vendor"], q["form"], users, read_policy(request))
     except RunlocalError as e:
-        error = str(e)
+        error = error_line(e)
     return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
                 sized=sized, uses=USES, catalog=_catalog_lists(), runtimes=_runtime_names(), vendors=VENDORS,
                 forms=FORM_FACTORS, ignored=ignored)
@@ -270,14 +276,17 @@ async def compare_page(request: Request):
     q["model"] = q["model"] if "model" in one else "llama-3.1-8b"
     ignored = unknown_names(one, {*q, "d", "devices"})
     rows, error = None, None
+    # the devices' field as this query named it: the form's d, or /api/v1/compare's devices=a,b
+    devices_field = "devices" if "devices" in one and "d" not in multi else "d"
     try:
         if not picked:
-            raise InputError("d: name at least one device (a catalog name, 2x3090, or a VRAM figure such as 20G)")
+            raise InputError(f"{devices_field}: name at least one device (a catalog name, 2x3090, or a VRAM figure "
+                             "such as 20G)")
         rows = await bounded(request, compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
                                        q["runtime"] or None, q["quant"] or None, q["used"] == "1", q["ram"] or None,
                                        read_policy(request))
     except RunlocalError as e:
-        error = str(e)
+        error = error_line(e, {"gpu": devices_field})
     slots = picked + [""] * max(1, 4 - len(picked))
     api = {"devices": ",".join(picked), **{k: v for k, v in q.items() if k != "used"},
            "used": "true" if q["used"] == "1" else ""}
@@ -290,7 +299,8 @@ async def compare_page(request: Request):
 
 @router.get("/cost", response_class=HTMLResponse)
 async def cost_page(request: Request):
-    from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
+    from ..amounts import COST_BOUNDS
+    from ..choose import DEFAULT_CTX, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
 
     one, _ = params(request)
     # the fields carry /api/v1/cost's names (the CLI's and MCP's), so a page's query is the API's; the names the
@@ -307,10 +317,10 @@ async def cost_page(request: Request):
                                read_policy(request))
         chart = _cost_chart(result)
     except RunlocalError as e:
-        error = str(e)
+        error = error_line(e)
     return page("cost.html", request, status=422 if error else 200, q=q, r=result, chart=chart, error=error,
-                catalog=_catalog_lists(), runtimes=_runtime_names(), ignored=ignored,
-                defaults={"hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
+                catalog=_catalog_lists(), runtimes=_runtime_names(), ignored=ignored, bounds=COST_BOUNDS,
+                defaults={"ctx": DEFAULT_CTX, "hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
                           "years": DEFAULT_YEARS})
 
 
@@ -321,10 +331,15 @@ def _cost(q: dict[str, str], hours: float, kwh: float, years: float, policy: Rea
     from ..shopping import cost_for
 
     return cost_for(q["model"], q["gpu"], policy=policy, ctx=_ctx(q["ctx"]), runtime=q["runtime"] or None,
-                    hours_per_day=_float(q["hours_per_day"], "hours_per_day") or hours,
-                    kwh_price=(_float(q["kwh_price"], "kwh_price", lo=-1e-12) or 0.0) if q["kwh_price"] else kwh,
-                    years=_float(q["years"], "years") or years, used=q["used"] == "1",
+                    hours_per_day=_given(_float(q["hours_per_day"], "hours_per_day"), hours),
+                    kwh_price=_given(_float(q["kwh_price"], "kwh_price"), kwh),
+                    years=_given(_float(q["years"], "years"), years), used=q["used"] == "1",
                     price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent_price"], "rent_price"))
+
+
+def _given(value: float | None, default: float) -> float:
+    """A blank field's default; a given one as given (a kWh price of 0 is free power, not the default)."""
+    return default if value is None else value
 
 
 def _cost_chart(r: dict[str, Any]):

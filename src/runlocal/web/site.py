@@ -122,6 +122,19 @@ def params(request: Request, lists: tuple[str, ...] = ()) -> tuple[dict[str, str
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
 
 
+def error_line(err: RunlocalError, renames: dict[str, str] | None = None) -> str:
+    """The error box's line, starting with the form field it is about: the library's message where it names one
+    (``ctx: 'abc' is not a token count …``), else the error's field (errors.UnknownNameError.field: ``model``,
+    ``gpu``; ``renames`` maps it to the page's own field, Compare's ``d``) before it — ``unknown model 'x'`` alone
+    named no field (site23), where MCP's tools and the API's ``loc`` name it."""
+    message = str(err)
+    head, sep, _ = message.partition(":")
+    if sep and head.strip() and " " not in head.strip():
+        return message
+    field = (renames or {}).get(err.field or "", err.field)
+    return f"{field}: {message}" if field else message
+
+
 def unknown_names(one: dict[str, str], known) -> list[str]:
     """The query's names a page does not read (shown in an "Ignored" notice, review19 #6: never planned as the
     default without a word)."""
@@ -256,7 +269,7 @@ async def check_page(request: Request):
         plan, notes, series = await bounded(request, _planned, req, read_policy(request))
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
-        error = str(e)
+        error = error_line(e)
     chart, drawn = None, ""
     if plan is not None and series:
         from ..plan import curve_words

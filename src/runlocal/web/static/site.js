@@ -13,7 +13,13 @@
       if (k === "gpu" || k === "n" || String(v).trim() === "") continue;
       q.append(k, v);
     }
-    gpus.forEach((g, i) => { if (g.trim()) { q.append("gpu", g.trim()); q.append("n", counts[i] || "1"); } });
+    // a device row's count goes with it on the check form only: the Cost form's gpu has no n, and an n there
+    // read "n: not a field of this page — ignored" on every answer
+    gpus.forEach((g, i) => {
+      if (!g.trim()) return;
+      q.append("gpu", g.trim());
+      if (counts.length) q.append("n", counts[i] || "1");
+    });
     return (form.getAttribute("action") || location.pathname) + "?" + q.toString();
   }
 
