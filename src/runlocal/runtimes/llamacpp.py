@@ -260,13 +260,12 @@ class LlamaCpp:
 
         free = [t.capacity - FIT_MARGIN for t in devices]
 
-        def floor_over(st: Settings) -> bool:
-            # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
-            return len(devices) == 1 and self.floor(model, weights, st, targets)[0] > free[0]
-
+        def floors(st: Settings) -> list[int]:     # each GPU's bytes without compute buffers: at most its use
+            return self.floor(model, weights, st, targets)[:len(devices)]
         # several GPUs, -c given: not planned where every layer surely leaves a GPU past its margin (llamacpp_fit_bound)
         moved = not ctx_auto and len(devices) > 1 and every_layer_surely_moved(self, model, weights, settings, targets)
-        first = None if floor_over(s) or moved else used(s)     # planned where it may fit or the interpolation needs it
+        # planned where it may fit (no GPU's floor past its margin) or, below, where the interpolation needs it
+        first = None if moved or any(f > room for f, room in zip(floors(s), free)) else used(s)
         steps: list[Step] = []
         if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
@@ -278,14 +277,16 @@ class LlamaCpp:
         if ctx_auto and n_max > n_min:
             lo = s.with_(ctx=self.auto_ctx(model, settings, n_min))
             target = sum(free)
-            # even the minimum context past the margin without compute buffers: neither end's use is needed
-            used_min = None if floor_over(lo) else sum(used(lo))
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
-                # (a sixth of one for MoE, whose tensors move one by one)
-                per_layer = sum(b.model for b in self._kept_buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
-                    // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
+                # (a sixth of one for MoE, whose tensors move one by one); the weights' bytes need no compute buffers
+                bufs = self.buffers_now(as_llamacpp_loads(model), weights, self._as_build_reads(s), targets, False)[1]
+                per_layer = sum(b.model for b in bufs if b.kind != "cpu") // max(1, min(s.llamacpp.n_gpu_layers or 1,
+                                                                                        model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
+            # even the minimum context at the target without compute buffers (the floors' sum, at most the use's):
+            # neither end's use is needed
+            used_min = None if sum(floors(lo)) >= target else sum(used(lo))
             if used_min is not None and target > used_min:
                 used_max = sum(first if first is not None else used(s))
                 n_ctx = n_min + (n_max - n_min) * (target - used_min) // max(1, used_max - used_min)
