@@ -64,6 +64,7 @@ from .llamacpp_compute import (  # noqa: F401  (re-exported: the planner's piece
     host_compute,
     kq_masks,
     kv_store_indices,
+    many_contexts,
     simulate_now,
     simulated_compute,
     size_compute,
@@ -264,8 +265,7 @@ class LlamaCpp:
             return self.floor(model, weights, st, targets)[:len(devices)]
         # several GPUs, -c given: not planned where every layer surely leaves a GPU past its margin (llamacpp_fit_bound)
         moved = not ctx_auto and len(devices) > 1 and every_layer_surely_moved(self, model, weights, settings, targets)
-        # planned where it may fit (no GPU's floor past its margin) or, below, where the interpolation needs it
-        first = None if moved or any(f > room for f, room in zip(floors(s), free)) else used(s)
+        first = None if moved or any(f > room for f, room in zip(floors(s), free)) else used(s)  # where it may fit
         steps: list[Step] = []
         if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
@@ -284,8 +284,7 @@ class LlamaCpp:
                 per_layer = sum(b.model for b in bufs if b.kind != "cpu") // max(1, min(s.llamacpp.n_gpu_layers or 1,
                                                                                         model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
-            # even the minimum context at the target without compute buffers (the floors' sum, at most the use's):
-            # neither end's use is needed
+            # the minimum context's floors (at most its use) already at the target: neither end's use is needed
             used_min = None if sum(floors(lo)) >= target else sum(used(lo))
             if used_min is not None and target > used_min:
                 used_max = sum(first if first is not None else used(s))
@@ -331,11 +330,12 @@ class LlamaCpp:
             return s.with_(n_gpu_layers=ngl, tensor_split=split, override_tensor=rules, n_cpu_moe=0)
 
         dense_fits = False
-        if moe:     # fit.cpp's probe with every expert in system memory (the default split): do the dense tensors fit?
-            all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
-            dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
-        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits,
-                                   lambda ls, ov: self.floor(model, weights, placed(ls, ov), targets)[:len(gpus)])
+        with many_contexts():   # graphs built with n_kv a symbol: the max-context search asks these placements again
+            if moe:     # fit.cpp's probe with every expert in system memory (the default split): dense tensors fit?
+                all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
+                dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
+            layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits,
+                                       lambda ls, ov: self.floor(model, weights, placed(ls, ov), targets)[:len(gpus)])
         s = placed(layers, over)
         return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
                        + (", then the experts front to back" if moe and dense_fits else "")
