@@ -191,3 +191,40 @@ def test_floor_left_out_probes_never_change_the_fill(target_mib, n_gpus):
         counted.clear()
         assert lazy == fit_devices(46, n_gpus, True, mem_of, targets, dense_fits)
         assert n_lazy < len(counted)
+
+
+def test_symbolic_probes_hint_inside_and_outside_one_context_each():
+    from runlocal.runtimes import llamacpp_compute
+    from runlocal.runtimes.llamacpp_fit_devices import one_context_each, symbolic_probes
+
+    with symbolic_probes():
+        assert llamacpp_compute._hint.many is True          # the fill's graphs built with n_kv a symbol
+    with one_context_each():
+        with symbolic_probes():
+            assert not getattr(llamacpp_compute._hint, "many", False)
+        with one_context_each():
+            pass
+        with symbolic_probes():                            # (the outer hint kept after a nested one)
+            assert not getattr(llamacpp_compute._hint, "many", False)
+    with symbolic_probes():
+        assert llamacpp_compute._hint.many is True
+
+
+def test_a_multi_gpu_check_is_the_same_with_plain_fill_probes():
+    """The whole answer (JSON, --explain steps included) of a --fit over two GPUs whose graphs are simulated, made in a
+    fresh process as the CLI makes it and again with every fill's probes built plainly (one_context_each held for the
+    whole check): symbolic_probes changes how the graphs are built, never a byte."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    run = ("import sys; from runlocal.runtimes import llamacpp_fit_devices as f; {}; from runlocal.cli_check import "
+           "main; sys.argv = ['runlocal', 'check', 'qwen3-30b-a3b', '--gpu', '2xrtx-3060', '--runtime', 'llama.cpp', "
+           "'--json', '--explain']; main()")
+    env = {**os.environ, "COLUMNS": "400", "RUNLOCAL_COMPUTE_TABLE": "0"}
+    docs = [json.loads(subprocess.run([sys.executable, "-c", run.format(hint)], capture_output=True, text=True,
+                                      check=True, env=env).stdout)
+            for hint in ("pass", "f.one_context_each().__enter__()")]
+    assert docs[0] == docs[1]
+    assert docs[0]["max_context"]
