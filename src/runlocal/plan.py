@@ -16,7 +16,6 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
-from .runtimes.llamacpp_fit_devices import one_context_each
 from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
@@ -318,9 +317,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                                                             targets)
         max_conc = None
         if with_concurrency:
-            with one_context_each():    # each -np its own graph shape, asked at this context only
-                most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n),
-                                                                  targets))
+            most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 unsloth_command(model, asked_quant, runtime, s),

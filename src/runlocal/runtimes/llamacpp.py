@@ -64,6 +64,7 @@ from .llamacpp_compute import (  # noqa: F401  (re-exported: the planner's piece
     host_compute,
     kq_masks,
     kv_store_indices,
+    many_contexts,
     simulate_now,
     simulated_compute,
     size_compute,
@@ -316,7 +317,6 @@ class LlamaCpp:
                      free: list[int], used: Callable[[Settings], list[int]]) -> tuple[Settings, Step]:
         """--fit steps 3–4 on several GPUs (llamacpp_fit_devices.fit_devices): each GPU's layers, back to front, and
         for MoE which layers keep their experts in system memory, written as fit.cpp writes them (-ngl, -ts, -ot)."""
-        from .llamacpp_fit_devices import symbolic_probes
         gpus = [t for t in targets if t.kind != "cpu"]
         n, moe = model.n_layers, bool(model.n_experts)
         prefix = {"cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "sycl": "SYCL"}.get(
@@ -330,7 +330,7 @@ class LlamaCpp:
             return s.with_(n_gpu_layers=ngl, tensor_split=split, override_tensor=rules, n_cpu_moe=0)
 
         dense_fits = False
-        with symbolic_probes():     # n_kv a symbol: the max-context search asks these placements again
+        with many_contexts():   # graphs built with n_kv a symbol: the max-context search asks these placements again
             if moe:     # fit.cpp's probe with every expert in system memory (the default split): dense tensors fit?
                 all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
                 dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0

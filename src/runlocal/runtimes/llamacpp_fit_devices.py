@@ -14,9 +14,7 @@ to system memory). Each layer count is searched by false position between a brac
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 
 # common_layer_fraction_t: which part of the first partial layer of a GPU overflows (the rest stays on the GPU)
@@ -61,31 +59,6 @@ def c_step(delta: int, room: int, headroom: int) -> int:
         quotient = scaled // headroom if scaled >= 0 else -(-scaled // headroom)
         step = quotient if quotient >= 0 else delta - 1
     return min(max(step, 1), delta - 1)
-
-
-_hint = threading.local()
-
-
-class one_context_each:
-    """Plans about to be made at one context each: make_plan's concurrency search, where each -np is a graph shape of
-    its own asked at that context only (Ollama re-runs --fit at every -np it tries). Inside, symbolic_probes builds
-    the fill's graphs as plain ones."""
-
-    def __enter__(self) -> None:
-        self.saved = getattr(_hint, "one", False)
-        _hint.one = True
-
-    def __exit__(self, *exc: object) -> None:
-        _hint.one = self.saved
-
-
-def symbolic_probes() -> AbstractContextManager:
-    """The fill's probes built with the context as a symbol (llamacpp_compute.many_contexts): the max-context search
-    asks the same placements again at its next contexts and replays their schedules (a symbolic build costs more
-    than a plain one, so not inside one_context_each)."""
-    from .llamacpp_compute import many_contexts
-
-    return nullcontext() if getattr(_hint, "one", False) else many_contexts()
 
 
 def _set(layers: list[DeviceLayers], i: int, **changes: int) -> None:
