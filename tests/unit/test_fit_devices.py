@@ -191,3 +191,23 @@ def test_floor_left_out_probes_never_change_the_fill(target_mib, n_gpus):
         counted.clear()
         assert lazy == fit_devices(46, n_gpus, True, mem_of, targets, dense_fits)
         assert n_lazy < len(counted)
+
+
+def test_a_multi_gpu_check_is_the_same_with_plain_fill_probes():
+    """The whole answer (JSON) of a --fit over two GPUs whose graphs are simulated, made in a fresh process as the CLI
+    makes it (the fill's probes built with n_kv a symbol: LlamaCpp._fit_devices under many_contexts) and again with
+    them built plainly (many_contexts replaced by a no-op): how the graphs are built never moves a byte."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    run = ("import contextlib, sys; from runlocal.runtimes import llamacpp; {}; from runlocal.cli_check import main; "
+           "sys.argv = ['runlocal', 'check', 'qwen3-30b-a3b', '--gpu', '2xrtx-3060', '--runtime', 'llama.cpp', "
+           "'--json']; main()")
+    env = {**os.environ, "COLUMNS": "400", "RUNLOCAL_COMPUTE_TABLE": "0"}
+    docs = [json.loads(subprocess.run([sys.executable, "-c", run.format(patch)], capture_output=True, text=True,
+                                      check=True, env=env).stdout)
+            for patch in ("pass", "llamacpp.many_contexts = contextlib.nullcontext")]
+    assert docs[0] == docs[1]
+    assert docs[0]["max_context"]
