@@ -134,3 +134,80 @@ def test_two_3090s_fill_gpu_0_and_keep_the_margin(alias):
     assert ls.tensor_split and sum(ls.tensor_split) == ls.n_gpu_layers == plan.model.n_layers + 1
     assert "-ot " in plan.command and "--tensor-split" in plan.command
     assert "split its own way over the GPUs (-ts " in (plan.allocation.compromise or "")
+
+
+def test_probes_the_floor_decides_are_not_measured_and_the_answer_is_the_same():
+    """The hand walk above with floor_of = each GPU's use less its 500 MiB compute buffer (the bytes known without a
+    graph simulation). fit.cpp's decisions need no use where the floor answers them (MiB, target 23100):
+    - the first probe (no layers anywhere) is read only by a step-3 false position: GPU 1's 47 slots (7000) fit at
+      once, so it is never measured;
+    - step 4, GPU 0: 17 full blocks' floor 24300 − 500 = 23800 > target: over without its use, and the bracket then
+      closes (delta 1), so no later step reads it;
+    - GPU 0's high end (46 full, floor 64400) is measured: its first step, bounded by the floor alone, is
+      46 × (23100 − 500) // (64400 − 500) = 16, more than 1, so only the use pins it.
+    Every other probe's floor is under its target, and it is measured. The answer is the hand walk's."""
+    probes = []
+
+    def mem_of(layers, over):
+        probes.append(_shape(layers, over))
+        return _glm_like_mem(layers, over)
+
+    def floor_of(layers, over):
+        return [m - 500 * MiB for m in _glm_like_mem(layers, over)]
+
+    targets = [23100 * MiB] * 2
+    layers, over = fit_devices(46, 2, True, mem_of, targets, dense_fits=True, floor_of=floor_of)
+    assert _shape(layers, over) == ((17, 1, ATTN), (30, 17, GATE), (1, None))
+    measured = list(probes)
+    probes.clear()
+    assert fit_devices(46, 2, True, mem_of, targets, dense_fits=True) == (layers, over)
+    every = list(probes)                   # without a floor: every probe fit.cpp makes, in its order
+    assert len(every) == 12
+    left_out = [p for p in every if p not in measured]
+    assert left_out == [((0, 0, MOE), (0, 0, MOE), (None, None)),       # no layers anywhere
+                        ((17, 0, MOE), (30, 29, MOE), (None, None))]    # GPU 0 with 17 full blocks
+    assert [p for p in every if p in measured] == measured              # the rest, in fit.cpp's order
+
+
+@pytest.mark.parametrize("target_mib", [9000, 12000, 15500, 23100, 30000])
+@pytest.mark.parametrize("n_gpus", [2, 3, 4])
+def test_floor_left_out_probes_never_change_the_fill(target_mib, n_gpus):
+    """Against the same fill measuring every probe: GPU counts and targets that end each GPU's bracket on either side
+    (the hand walk's memory model, each GPU's compute buffer 500 MiB beside its floor)."""
+    def floor_of(layers, over):
+        return [m - 500 * MiB for m in _glm_like_mem(layers, over)]
+
+    targets = [target_mib * MiB] * n_gpus
+    counted = []
+
+    def mem_of(layers, over):
+        counted.append(1)
+        return _glm_like_mem(layers, over)
+
+    for dense_fits in (True, False):
+        counted.clear()
+        lazy = fit_devices(46, n_gpus, True, mem_of, targets, dense_fits, floor_of)
+        n_lazy = len(counted)
+        counted.clear()
+        assert lazy == fit_devices(46, n_gpus, True, mem_of, targets, dense_fits)
+        assert n_lazy < len(counted)
+
+
+def test_a_multi_gpu_check_is_the_same_with_plain_fill_probes():
+    """The whole answer (JSON) of a --fit over two GPUs whose graphs are simulated, made in a fresh process as the CLI
+    makes it (the fill's probes built with n_kv a symbol: LlamaCpp._fit_devices under many_contexts) and again with
+    them built plainly (many_contexts replaced by a no-op): how the graphs are built never moves a byte."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    run = ("import contextlib, sys; from runlocal.runtimes import llamacpp; {}; from runlocal.cli_check import main; "
+           "sys.argv = ['runlocal', 'check', 'qwen3-30b-a3b', '--gpu', '2xrtx-3060', '--runtime', 'llama.cpp', "
+           "'--json']; main()")
+    env = {**os.environ, "COLUMNS": "400", "RUNLOCAL_COMPUTE_TABLE": "0"}
+    docs = [json.loads(subprocess.run([sys.executable, "-c", run.format(patch)], capture_output=True, text=True,
+                                      check=True, env=env).stdout)
+            for patch in ("pass", "llamacpp.many_contexts = contextlib.nullcontext")]
+    assert docs[0] == docs[1]
+    assert docs[0]["max_context"]

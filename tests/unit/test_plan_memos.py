@@ -129,3 +129,27 @@ def test_transformers_tensor_sizes_are_per_weights() -> None:
     doubled = _tensor_sizes(spec, WeightEstimate("bf16", n * 4))
     assert doubled[0][0] == embed * 4 and sum(doubled[0]) == n * 4
     assert _tensor_sizes(spec, WeightEstimate("bf16", n * 2))[0][0] == embed * 2     # asked again: unchanged
+
+
+def test_gguf_names_are_per_spec_and_the_same_as_unkept() -> None:
+    """quant.gguf_convert.gguf_names is kept per spec object (a --fit search matches -ot rules against them at every
+    probe); the kept tuple is names_of_gguf's list, and a spec differing in one tensor's name gets its own. Names by
+    convert_hf_to_gguf.py's mapping (gguf-py tensor_mapping.py): q_proj → attn_q, the fused experts' gate_up_proj →
+    ffn_gate_exps and ffn_up_exps (Qwen3MoeModel splits it)."""
+    from runlocal.quant import gguf_convert
+
+    gguf_convert._NAMES.clear()
+    spec = catalog.lookup("qwen3-30b-a3b")
+    names = gguf_convert.gguf_names(spec)
+    assert names == tuple(gguf_convert.names_of_gguf(spec))
+    assert gguf_convert.gguf_names(spec) is names               # asked again: the kept tuple
+    by_name = dict(zip((t.name for t in spec.tensors), names))
+    assert by_name["model.layers.0.self_attn.q_proj.weight"] == ("blk.0.attn_q.weight",)
+    assert by_name["model.layers.3.mlp.experts.gate_up_proj"] == ("blk.3.ffn_gate_exps.weight",
+                                                                  "blk.3.ffn_up_exps.weight")
+    # the same spec but for layer 0's q_proj named as layer 1's: its own names, not the kept ones
+    k = next(i for i, t in enumerate(spec.tensors) if t.name == "model.layers.0.self_attn.q_proj.weight")
+    other = replace(spec, tensors=(*spec.tensors[:k], replace(spec.tensors[k], name="model.layers.1.self_attn.q_proj.weight"),
+                                   *spec.tensors[k + 1:]))
+    assert gguf_convert.gguf_names(other)[k] == ("blk.1.attn_q.weight",)
+    assert gguf_convert.gguf_names(spec)[k] == ("blk.0.attn_q.weight",)

@@ -192,7 +192,17 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
     return mapped + suffix
 
 
-def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
+def gguf_names(spec: ModelSpec) -> tuple[tuple[str, ...], ...]:
+    """names_of_gguf as the one tuple kept per spec object: a --fit search over several GPUs places the model's
+    tensors by its -ot rules at every probe (llamacpp_layout matches each rule against these names), ~100 times
+    for one check of a 94-layer MoE (~1,000 tensors mapped each time)."""
+    return _NAMES.get(spec, None, lambda: tuple(names_of_gguf(spec)))
+
+
+_NAMES = IdMemo(64)
+
+
+def names_of_gguf(spec: ModelSpec) -> list[tuple[str, ...]]:
     """The GGUF tensor(s) each of spec.tensors becomes, in order (names read from a GGUF stay as they are).
 
     An expert stored per expert in the checkpoint gets the name of the merged 3-D tensor it goes

@@ -110,6 +110,7 @@ def build() -> dict[str, Any]:
     # a conversion kept from an earlier plan in this process would answer without asking the recorder
     gguf_convert._gguf_tensors.cache_clear()
     gguf_convert._CONVERTED.clear()
+    gguf_convert._NAMES.clear()
     for alias in catalog.aliases():
         spec = catalog.lookup(alias)
         arch = gguf_convert.converter_arch(spec)

@@ -64,6 +64,7 @@ from .llamacpp_compute import (  # noqa: F401  (re-exported: the planner's piece
     host_compute,
     kq_masks,
     kv_store_indices,
+    many_contexts,
     simulate_now,
     simulated_compute,
     size_compute,
@@ -263,13 +264,11 @@ class LlamaCpp:
 
         free = [t.capacity - FIT_MARGIN for t in devices]
 
-        def floor_over(st: Settings) -> bool:
-            # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
-            return len(devices) == 1 and self.floor(model, weights, st, targets)[0] > free[0]
-
+        def floors(st: Settings) -> list[int]:     # each GPU's bytes without compute buffers: at most its use
+            return self.floor(model, weights, st, targets)[:len(devices)]
         # several GPUs, -c given: not planned where every layer surely leaves a GPU past its margin (llamacpp_fit_bound)
         moved = not ctx_auto and len(devices) > 1 and every_layer_surely_moved(self, model, weights, settings, targets)
-        first = None if floor_over(s) or moved else used(s)     # planned where it may fit or the interpolation needs it
+        first = None if moved or any(f > room for f, room in zip(floors(s), free)) else used(s)  # where it may fit
         steps: list[Step] = []
         if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
@@ -281,14 +280,15 @@ class LlamaCpp:
         if ctx_auto and n_max > n_min:
             lo = s.with_(ctx=self.auto_ctx(model, settings, n_min))
             target = sum(free)
-            # even the minimum context past the margin without compute buffers: neither end's use is needed
-            used_min = None if floor_over(lo) else sum(used(lo))
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
-                # (a sixth of one for MoE, whose tensors move one by one)
-                per_layer = sum(b.model for b in self._kept_buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
-                    // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
+                # (a sixth of one for MoE, whose tensors move one by one); the weights' bytes need no compute buffers
+                bufs = self.buffers_now(as_llamacpp_loads(model), weights, self._as_build_reads(s), targets, False)[1]
+                per_layer = sum(b.model for b in bufs if b.kind != "cpu") // max(1, min(s.llamacpp.n_gpu_layers or 1,
+                                                                                        model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
+            # the minimum context's floors (at most its use) already at the target: neither end's use is needed
+            used_min = None if sum(floors(lo)) >= target else sum(used(lo))
             if used_min is not None and target > used_min:
                 used_max = sum(first if first is not None else used(s))
                 n_ctx = n_min + (n_max - n_min) * (target - used_min) // max(1, used_max - used_min)
@@ -333,11 +333,12 @@ class LlamaCpp:
             return s.with_(n_gpu_layers=ngl, tensor_split=split, override_tensor=rules, n_cpu_moe=0)
 
         dense_fits = False
-        if moe:     # fit.cpp's probe with every expert in system memory (the default split): do the dense tensors fit?
-            all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
-            dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
-        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits,
-                                   lambda ls, ov: self.floor(model, weights, placed(ls, ov), targets)[:len(gpus)])
+        with many_contexts():   # graphs built with n_kv a symbol: the max-context search asks these placements again
+            if moe:     # fit.cpp's probe with every expert in system memory (the default split): dense tensors fit?
+                all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
+                dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
+            layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits,
+                                       lambda ls, ov: self.floor(model, weights, placed(ls, ov), targets)[:len(gpus)])
         s = placed(layers, over)
         return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
                        + (", then the experts front to back" if moe and dense_fits else "")

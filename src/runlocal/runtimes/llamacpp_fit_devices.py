@@ -65,16 +65,72 @@ def _set(layers: list[DeviceLayers], i: int, **changes: int) -> None:
     layers[i] = replace(layers[i], **changes)
 
 
+class _Use:
+    """One probe's use per GPU, simulated only where a decision needs it. fit.cpp measures every probe; runlocal's
+    measure is a plan with graph simulations over every GPU, so a probe's use is made where it is first read: a
+    comparison with a target that the floor (floor_of: the bytes without compute buffers, never above the use)
+    already answers "over", or a false-position step the floor pins (_step), reads none. The probes, their order and
+    every answer are fit.cpp's; only the simulations not needed to take its decisions are left out."""
+
+    __slots__ = ("_make", "_floor_of", "_mem", "_floor")
+
+    def __init__(self, layers: Layers, over: Overflow, mem_of: MemOf, floor_of: MemOf | None) -> None:
+        self._make = lambda: list(mem_of(layers, over))
+        self._floor_of = None if floor_of is None else (lambda: list(floor_of(layers, over)))
+        self._mem: list[int] | None = None
+        self._floor: list[int] | None = None
+        if floor_of is None:
+            self.mem()          # (no floor: every probe measured where fit.cpp measures it)
+
+    @property
+    def made(self) -> bool:
+        return self._mem is not None
+
+    def mem(self) -> list[int]:
+        if self._mem is None:
+            self._mem = self._make()
+        return self._mem
+
+    def floor(self) -> list[int] | None:
+        """The lower bound of the use (the use itself where made already); None without floor_of."""
+        if self._mem is not None:
+            return self._mem
+        if self._floor is None and self._floor_of is not None:
+            self._floor = self._floor_of()
+        return self._floor
+
+    def over(self, d: int, target: int) -> bool:
+        """GPU d's use is above target (fit.cpp's mem > target)."""
+        floor = self.floor()
+        return (floor is not None and floor[d] > target) or self.mem()[d] > target
+
+
+def _step(delta: int, target: int, low: _Use, high: _Use, d: int) -> int:
+    """c_step(delta, target − low's use, high's use − low's use) on GPU d. Where high's use is not made yet and its
+    floor bounds the quotient to at most 1 (a larger headroom gives a smaller quotient, never below 0 while the room
+    is not negative), the step is 1 whatever high's compute buffers are: not simulated."""
+    room = target - low.mem()[d]
+    if not high.made and (floor := high.floor()) is not None and room >= 0:
+        lower = floor[d] - low.mem()[d]
+        if lower > 0 and delta * room // lower <= 1:
+            return 1
+    return c_step(delta, room, high.mem()[d] - low.mem()[d])
+
+
 def fit_devices(n_layers: int, n_devices: int, moe: bool, mem_of: MemOf, targets: Sequence[int],
                 dense_fits: bool, floor_of: MemOf | None = None) -> tuple[Layers, Overflow]:
     """common_params_fit_impl steps 3–4 on n_devices GPUs: each GPU's layers and what overflows. mem_of(layers,
     overflow) gives each GPU's use for a placement; targets each GPU's free memory less its margin; dense_fits
     whether every GPU's use with all experts in system memory sums under the targets (global_surplus_cpu_moe > 0);
-    floor_of, where given, a lower bound of mem_of known without its compute buffers (LlamaCpp.floor), which
-    _one_more_layer reads first."""
+    floor_of, where given, a lower bound of mem_of known without its compute buffers (LlamaCpp.floor): a probe's
+    mem_of is then asked only where fit.cpp's decision needs it (_Use), with the same answer."""
     ngl = [DeviceLayers()] * n_devices
     over: list[int | None] = [None] * n_devices
-    mem = list(mem_of(tuple(ngl), tuple(over)))
+
+    def use(layers: Sequence[DeviceLayers], overflow: Sequence[int | None]) -> _Use:
+        return _Use(tuple(layers), tuple(overflow), mem_of, floor_of)
+
+    mem = use(ngl, over)
     last = n_devices - 1
     for d in range(last, -1, -1):             # step 3: dense (dense-only) layers, back to front
         unassigned = n_layers + 1 - sum(x.n_layer for x in ngl[d + 1:])
@@ -84,29 +140,29 @@ def fit_devices(n_layers: int, n_devices: int, moe: bool, mem_of: MemOf, targets
         _set(high, d, n_layer=unassigned)
         if moe:
             _set(high, d, n_part=unassigned if d < last else unassigned - 1)
-        mem_high = list(mem_of(tuple(high), tuple(over)))
-        if mem_high[d] <= targets[d]:
+        mem_high = use(high, over)
+        if not mem_high.over(d, targets[d]):
             ngl, mem = high, mem_high
             continue
         delta = high[d].n_layer - ngl[d].n_layer
         while delta > 1:
-            step = c_step(delta, targets[d] - mem[d], mem_high[d] - mem[d])
+            step = _step(delta, targets[d], mem, mem_high, d)
             test = list(ngl)
             part = test[d].n_part + ((step - 1 if d == last and test[d].n_part == 0 else step) if moe else 0)
             _set(test, d, n_layer=test[d].n_layer + step, n_part=part)
-            mem_test = list(mem_of(tuple(test), tuple(over)))
-            if mem_test[d] <= targets[d]:
+            mem_test = use(test, over)
+            if not mem_test.over(d, targets[d]):
                 ngl, mem = test, mem_test
             else:
                 high, mem_high = test, mem_test
             delta = high[d].n_layer - ngl[d].n_layer
     if not moe or not dense_fits:
         return tuple(ngl), tuple(over)
-    return _fill_front_to_back(n_devices, mem_of, targets, ngl, over, mem, floor_of)
+    return _fill_front_to_back(n_devices, use, targets, ngl, over, mem)
 
 
-def _fill_front_to_back(nd: int, mem_of: MemOf, targets: Sequence[int], ngl: list[DeviceLayers],
-                        over: list[int | None], mem: list[int], floor_of: MemOf | None = None
+def _fill_front_to_back(nd: int, use: Callable[[Sequence[DeviceLayers], Sequence[int | None]], _Use],
+                        targets: Sequence[int], ngl: list[DeviceLayers], over: list[int | None], mem: _Use
                         ) -> tuple[Layers, Overflow]:
     """Step 4: dense-only layers converted to full ones, GPU 0 first, each GPU's count searched by false position,
     then part of one more layer tried (_one_more_layer)."""
@@ -123,21 +179,21 @@ def _fill_front_to_back(nd: int, mem_of: MemOf, targets: Sequence[int], ngl: lis
             _set(high, d, n_layer=high[d].n_layer + move)
             _set(high, j, n_layer=high[j].n_layer - move, n_part=0)
         dense_start_high = nd - 1
-        mem_high = list(mem_of(tuple(high), tuple(over)))
-        if mem_high[d] > targets[d]:
+        mem_high = use(high, over)
+        if mem_high.over(d, targets[d]):
             delta = high[d].n_full - ngl[d].n_full
             while delta > 1:
-                step = c_step(delta, targets[d] - mem[d], mem_high[d] - mem[d])
+                step = _step(delta, targets[d], mem, mem_high, d)
                 test, start = _convert(ngl, d, dense_start, step)
-                mem_test = list(mem_of(tuple(test), tuple(over)))
-                if mem_test[d] <= targets[d]:
+                mem_test = use(test, over)
+                if not mem_test.over(d, targets[d]):
                     ngl, mem, dense_start = test, mem_test, start
                 else:
                     high, mem_high, dense_start_high = test, mem_test, start
                 delta = high[d].n_full - ngl[d].n_full
         else:
             ngl, mem, dense_start = high, mem_high, dense_start_high
-        ngl, over, mem, dense_start = _one_more_layer(nd, mem_of, targets, d, ngl, over, mem, dense_start, floor_of)
+        ngl, over, mem, dense_start = _one_more_layer(nd, use, targets, d, ngl, over, mem, dense_start)
         d += 1
     return tuple(ngl), tuple(over)
 
@@ -157,13 +213,13 @@ def _convert(ngl: list[DeviceLayers], d: int, dense_start: int, step: int) -> tu
     return test, start
 
 
-def _one_more_layer(nd: int, mem_of: MemOf, targets: Sequence[int], d: int, ngl: list[DeviceLayers],
-                    over: list[int | None], mem: list[int], dense_start: int, floor_of: MemOf | None = None
-                    ) -> tuple[list[DeviceLayers], list[int | None], list[int], int]:
+def _one_more_layer(nd: int, use: Callable[[Sequence[DeviceLayers], Sequence[int | None]], _Use],
+                    targets: Sequence[int], d: int, ngl: list[DeviceLayers], over: list[int | None], mem: _Use,
+                    dense_start: int) -> tuple[list[DeviceLayers], list[int | None], _Use, int]:
     """fit.cpp's "try to fit at least part of one more layer": the next dense-only layer moved to GPU d with its up
     projection on it (then also its gate), or else its attention only; the rest overflowing to GPU d + 1 (system
     memory on the last GPU). Taken where GPU d and the GPU overflowed to stay strictly under their targets. A probe
-    here is only compared (a step's false position reads the uses it fails at, this one does not): where floor_of
+    here is only compared (a step's false position reads the uses it fails at, this one does not): where the floor
     already reaches a target, the use, at least the floor, does too, and the placement is refused without its compute
     buffers (a graph simulation each over several GPUs)."""
     if ngl[dense_start].n_layer <= (0 if d < nd - 1 else 1):
@@ -178,15 +234,14 @@ def _one_more_layer(nd: int, mem_of: MemOf, targets: Sequence[int], d: int, ngl:
     if d < nd - 1:
         over_test[d] = d + 1
 
-    def under(m: Sequence[int]) -> bool:
-        return m[d] < targets[d] and (d + 1 == nd or m[d + 1] < targets[d + 1])
-
-    def use_under() -> list[int] | None:
-        """The probe's use where it stays under the targets; None where it does not."""
-        if floor_of is not None and not under(floor_of(tuple(test), tuple(over_test))):
+    def use_under() -> _Use | None:
+        """The probe's use where it stays strictly under the targets; None where it does not."""
+        probe = use(test, over_test)
+        checked = [d] if d + 1 == nd else [d, d + 1]
+        # (a use at least the floor: where the floor reaches a target, so does the use; else the use decides)
+        if any(probe.floor() is not None and probe.floor()[k] >= targets[k] for k in checked):
             return None
-        m = list(mem_of(tuple(test), tuple(over_test)))
-        return m if under(m) else None
+        return probe if all(probe.mem()[k] < targets[k] for k in checked) else None
 
     _set(test, d, overflow=UP)
     if (mem_test := use_under()) is not None:
