@@ -176,6 +176,12 @@ def _flash_attention(f: _Fixer) -> None:
 
 
 def _context_and_concurrency(f: _Fixer) -> None:
+    _context_fixes(f)
+    _concurrency_fixes(f)
+
+
+def _context_fixes(f: _Fixer) -> None:
+    """A longer context where --fit cut it (or a pooled engine's max), else a shorter one that fits."""
     s, model = f.base, f.model
     ctx = s.ctx or 0
     compromise = f.plan.allocation.compromise or ""
@@ -220,6 +226,11 @@ def _context_and_concurrency(f: _Fixer) -> None:
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter),
                    f"context {ctx:,} → {shorter:,} tokens{why}", 1)
+
+
+def _concurrency_fixes(f: _Fixer) -> None:
+    """Fewer parallel sequences: a stated --parallel lowered, vLLM Mllama's --max-num-seqs, llama-server's auto slots."""
+    s = f.base
     if s.parallel > 1:
         n = largest_guided(1, s.parallel - 1, lambda k: f.runs_room(s.with_(parallel=k)))
         if n:

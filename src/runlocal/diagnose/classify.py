@@ -290,18 +290,7 @@ class Scanner:
             self.time_limit_at = self.n
         if self.n <= _RUNTIME_SCAN_ALL:  # the writer's prose, in a paste (not deep in a long serving log)
             self._prose(line, low)
-        if self.disk_full is None and ("no space" in low or "space on the disk" in low or "os error" in low
-                                       or "enospc" in low) \
-                and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
-            self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
-        elif self.shm_full is None and "no space" in low and prose.DISK_FULL.search(low) and prose.SHM_SAID.search(low):
-            self.shm_full = (self.n, line[:MATCHED_LINE_MAX])  # ENOSPC on the shared-memory mount: the mount is full
-        if "pin" in low and signals.PINNED_CALL.search(low):
-            self.pinned_at = self.n
-        if not self.shm_said and ("shm" in low or "shared memory" in low):
-            self.shm_said = bool(prose.SHM_SAID.search(low))
-        if "usage" in low and device_memory_full(low):
-            self.device_full_at = self.n
+        self._resources_full(line, low)
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -343,6 +332,22 @@ class Scanner:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
+
+    def _resources_full(self, line: str, low: str) -> None:
+        """Where the log says a resource is full or pinned (feed): the disk, the shared-memory mount, a pinned-memory
+        call, a device's memory usage at its limit."""
+        if self.disk_full is None and ("no space" in low or "space on the disk" in low or "os error" in low
+                                       or "enospc" in low) \
+                and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
+            self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
+        elif self.shm_full is None and "no space" in low and prose.DISK_FULL.search(low) and prose.SHM_SAID.search(low):
+            self.shm_full = (self.n, line[:MATCHED_LINE_MAX])  # ENOSPC on the shared-memory mount: the mount is full
+        if "pin" in low and signals.PINNED_CALL.search(low):
+            self.pinned_at = self.n
+        if not self.shm_said and ("shm" in low or "shared memory" in low):
+            self.shm_said = bool(prose.SHM_SAID.search(low))
+        if "usage" in low and device_memory_full(low):
+            self.device_full_at = self.n
 
     def _ggml_words(self, line: str, low: str) -> None:
         """llama.cpp's common warnings (llamacpp_common.py) and whether a CUDA error came with its message."""
@@ -667,31 +672,38 @@ class Scanner:
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
-            failed = None if self.runtime else self.failed_runtime
-            if runtime in GGML_RUNTIMES and failed is not None and failed not in GGML_RUNTIMES:
-                runtime = failed  # the clause that says memory ran out names another runtime: that one failed
-            if runtime in GGML_RUNTIMES and not _TORCH_OOM.search(line) and not self._ran_after_load():
-                entry = kb.get(GGML_OOM_ID) or entry
-            elif self.woken is not None:
-                entry = kb.get(self.woken) or entry
-            elif self.engine_dead:
-                entry = kb.get(ENGINE_DEAD_ID) or entry
-            else:
-                after_load = self.load_over_before and self.line_phase != "load"
-                phase_args = (figures, self.loading, self.running or after_load, self.line_phase,
-                              (self.loaded or after_load) and not self.load_after_loaded, self.async_allocator,
-                              None if self.billions_named else self.weights_at_most)
-                category = refine_cuda_oom(*phase_args)
-                entry = kb.get(PRIMARY[category]) or entry
-                if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args) \
-                        and not self.parameter_count_named:
-                    # neither phase said (a parameter count named is the load's sign: cuda_oom.PARAMETER_COUNT): both
-                    # phases' fixes, the run first where another framework printed the line
-                    unstated = FRAMEWORK_STEP_ID if FRAMEWORK_OOM_LINE.search(line) else PHASE_UNSTATED_ID
-                    entry = kb.get(unstated) or entry
+            entry, runtime = self._generic_oom(entry, line, runtime, figures)
         if entry.id in NAMES_THE_ERROR_IDS:
             line_no, line = self._error_of_traceback((line_no, line))
         return answer_for(entry, line, line_no, figures, runtime)
+
+    def _generic_oom(self, entry: kb.Entry, line: str, runtime: str | None,
+                     figures: dict[str, Any]) -> tuple[kb.Entry, str | None]:
+        """A generic out-of-memory line refined (finish): ggml's, a woken device's, a dead engine's, or a CUDA phase's
+        answer; and the runtime that failed, where the clause that says memory ran out names another."""
+        failed = None if self.runtime else self.failed_runtime
+        if runtime in GGML_RUNTIMES and failed is not None and failed not in GGML_RUNTIMES:
+            runtime = failed  # the clause that says memory ran out names another runtime: that one failed
+        if runtime in GGML_RUNTIMES and not _TORCH_OOM.search(line) and not self._ran_after_load():
+            entry = kb.get(GGML_OOM_ID) or entry
+        elif self.woken is not None:
+            entry = kb.get(self.woken) or entry
+        elif self.engine_dead:
+            entry = kb.get(ENGINE_DEAD_ID) or entry
+        else:
+            after_load = self.load_over_before and self.line_phase != "load"
+            phase_args = (figures, self.loading, self.running or after_load, self.line_phase,
+                          (self.loaded or after_load) and not self.load_after_loaded, self.async_allocator,
+                          None if self.billions_named else self.weights_at_most)
+            category = refine_cuda_oom(*phase_args)
+            entry = kb.get(PRIMARY[category]) or entry
+            if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args) \
+                    and not self.parameter_count_named:
+                # neither phase said (a parameter count named is the load's sign: cuda_oom.PARAMETER_COUNT): both
+                # phases' fixes, the run first where another framework printed the line
+                unstated = FRAMEWORK_STEP_ID if FRAMEWORK_OOM_LINE.search(line) else PHASE_UNSTATED_ID
+                entry = kb.get(unstated) or entry
+        return entry, runtime
 
     def _error_of_traceback(self, error_line: tuple[int, str]) -> tuple[int, str]:
         """The line an answer that names the error is titled with: a traceback's header names none, so its own

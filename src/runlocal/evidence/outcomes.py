@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ..runtimes.registry import find_engine
 from ..runtimes.versions import VERSIONED  # the runtimes `--runtime NAME==VERSION` takes (one list)
 from . import MEASUREMENTS
 
@@ -129,8 +130,11 @@ def agrees(outcome: str, verdict: str, strict: bool = False) -> bool:
 
 
 def release_key(runtime: str, version: str) -> tuple[int, ...]:
-    """A release as numbers to compare: llama.cpp 'b6451' → (6451,), '0.6.3' → (0, 6, 3)."""
-    return (int(version.lstrip("b")),) if runtime == "llama.cpp" else tuple(int(x) for x in version.split("."))
+    """A release as numbers to compare: llama.cpp 'b6451' → (6451,), '0.6.3' → (0, 6, 3). Build numbers name the
+    releases of a ggml engine that is llama.cpp itself, not one that pins a llama.cpp build (Ollama: dotted)."""
+    e = find_engine(runtime)
+    builds = e is not None and e.ggml and not e.pinned_llama_cpp
+    return (int(version.lstrip("b")),) if builds else tuple(int(x) for x in version.split("."))
 
 
 def release_on(runtime: str, rows: list[list[str]], date: str) -> str | None:

@@ -147,7 +147,7 @@ def fit_margin_meaning(plan: Plan) -> str | None:
     gpus = [d for d in a.devices if d.kind != "cpu"]
     # --fit sized this launch (its steps: "context (-c 0, --fit)", "layers (--fit)"): not where -c and -ngl are the user's
     sized = any(st.label.endswith("--fit)") for st in a.steps)
-    if (plan.verdict != "tight" or plan.runtime != "llama.cpp" or not s.llamacpp.fit or not sized or not gpus
+    if (plan.verdict != "tight" or not engine(plan.runtime).fit_offload or not s.llamacpp.fit or not sized or not gpus
             or weights_in_ram(a, plan.model) or over_shared_share(a.devices, TIGHT_SHARE)
             or any(d.capacity <= 0 or d.capacity - d.total < FIT_MARGIN for d in gpus)):
         return None

@@ -461,8 +461,9 @@ class Ollama:
                              if model.max_position_embeddings and (explicit_ctx or tier) > model.max_position_embeddings else ""),
                           f"{s.ctx:,}", f"server/routes.go Serve; llm/server.go NewLlamaServer ({OLLAMA_REF})"))
         if s.parallel != max(1, settings.parallel):
+            assert s.ctx is not None   # defaults() sets it
             one = self._projector_sequences(model, settings, targets, s.ctx, settings.parallel)
-            assumptions.append(f"Ollama {self.version}: {one[2]}" if one else
+            assumptions.append(f"Ollama {getattr(self, 'version', None)}: {one[2]}" if one else
                                f"{model.family}: Ollama forces OLLAMA_NUM_PARALLEL to 1 for this architecture")
         elif words := autoselect_words(getattr(self, "version", None), s.parallel):
             assumptions.append(words)   # v0.2.0–v0.9.x autoselect OLLAMA_NUM_PARALLEL; the plan is their fallback

@@ -59,6 +59,9 @@ Pure computation: no I/O.
 
 from __future__ import annotations
 
+from ..errors import InputError
+from .release_numbers import dotted_key
+
 OLDEST_CHECKED = (0, 1, 0)
 PARALLEL_FLAG_FROM = (0, 1, 33)      # 34b9db5af: --parallel and OLLAMA_NUM_PARALLEL
 PROJECTOR_ONE_SEQUENCE = ((0, 1, 34), (0, 4, 1))   # 1b0e6c9c0 … lifted by 6cd566872 (v0.4.1)
@@ -103,9 +106,11 @@ def parallel_words(key: tuple[int, ...] | None) -> str:
 
 
 def _key(release: str) -> tuple[int, ...]:
-    from .versions import parse_version
-
-    return parse_version("ollama", release).key
+    """ollama==release's numbers (release_numbers.py, as versions.parse_version reads them: it sets the release)."""
+    key = dotted_key(release)
+    if key is None:
+        raise InputError(f"runtime: ollama=={release}: expected a release number such as 0.4.1")
+    return key
 
 
 def autoselect_words(release: str | None, parallel: int) -> str | None:

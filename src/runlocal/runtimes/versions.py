@@ -126,12 +126,12 @@ vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import InputError
 from .flag_spelling import FLASH_ATTN_VALUE_BUILDS  # PR #15434 made auto the default as it turned -fa into a value
+from .release_numbers import BUILD, dotted_key
 
 # vLLM: (first version, engine, what the rules are)
 VLLM_ENGINES: tuple[tuple[tuple[int, ...], str, str], ...] = (
@@ -190,8 +190,6 @@ VLLM_READ = ((0, 1, 0), (0, 33, 0))
 # PR #18317 "… b10864" (2026-09-08).
 OLLAMA_NEWEST_COMMIT_READ = ("0.33.0-rc2", "fb3076099", "2026-08-21")
 LLAMACPP_NEWEST_READ = 11312
-_PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
-_BUILD = re.compile(r"^b?(\d{1,6})$")
 VERSIONED = ("llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx")
 
 
@@ -254,17 +252,17 @@ def parse_version(runtime: str, text: str) -> RuntimeVersion:
         raise InputError(f"runtime: {runtime}=={text}: versions are modelled for {', '.join(VERSIONED)}; "
                          f"give '{runtime}' alone for its current release's rules")
     if runtime == "llama.cpp":
-        m = _BUILD.match(text)
+        m = BUILD.match(text)
         if not m:
             raise InputError(f"runtime: llama.cpp=={text}: expected a build number such as b6500")
         return RuntimeVersion(f"b{int(m.group(1))}", (int(m.group(1)),))
-    m = _PEP440.match(text)
-    if not m:
+    key = dotted_key(text)
+    if key is None:
         # the example is this runtime's own newest release read, not one project's number for all (review23 #10a:
         # sglang==abc was told "such as 0.19.0", a vLLM number)
         example = (newest_read(runtime) or ((), "0.19.0"))[1]
         raise InputError(f"runtime: {runtime}=={text}: expected a release number such as {example}")
-    version = RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
+    version = RuntimeVersion(text, key)
     if runtime == "vllm" and release3(version.key) < VLLM_READ[0]:
         raise InputError(f"runtime: vllm=={text}: vLLM releases read are {release_text(VLLM_READ[0])} – "
                          f"{release_text(VLLM_READ[1])}; give one of them or 'vllm' alone for the current release's "

@@ -502,19 +502,7 @@ class VLLM:
                                    vllm_graphs_in_budget(release), release.key if release else None, gpus[0]))
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
-        cpu_space, space_step, cpu_refusal = None, None, None
-        block, block_note = BLOCK_SIZE, None
-        if gpu.kind == "cpu":
-            block, block_note = cpu_block_size(getattr(self, "version", None),
-                                               any(a.kind == "mla" for a in model.attention_layers))
-            # vLLM's CPU backend (runtimes/vllm_cpu.py): its KV cache space by release, no CUDA graphs or NCCL workspaces
-            cpu = (s.vllm.cpu_kvcache_space, cpu_kv_rule(getattr(self, "version", None)), gpu.total or gpu.capacity,
-                   b.utilization, b.weights + b.activation)
-            cpu_space = cpu_kv_space(*cpu)
-            space_step = kv_space_step(cpu_space, *cpu)
-            cpu_refusal = cpu_kv_refusal(getattr(self, "version", None), cpu[0], cpu[2], gpu.capacity, *cpu[3:])
-            b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
-                        non_torch=0, budget=b.weights + b.activation + cpu_space)
+        b, block, block_note, cpu_space, space_step, cpu_refusal = self._cpu_backend(model, s, gpu, b)
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp * max(1, s.vllm.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
@@ -576,6 +564,23 @@ class VLLM:
                                           f"(mamba_cache_mode {mode})"] if pool.mamba_groups else
                                          [f"recurrent state per sequence: {rec} B (not in this engine's KV pool)"]
                                          if rec else [])))
+
+    def _cpu_backend(self, model: ModelSpec, s: Settings, gpu: Target, b: Budget
+                     ) -> tuple[Budget, int, str | None, int | None, Step | None, str | None]:
+        """(budget, block size, its note, KV space, its step, refusal) of vLLM's CPU backend (runtimes/vllm_cpu.py): its
+        KV cache space by release, no CUDA graphs or NCCL workspaces; on a GPU the budget as it is and BLOCK_SIZE."""
+        if gpu.kind != "cpu":
+            return b, BLOCK_SIZE, None, None, None, None
+        block, block_note = cpu_block_size(getattr(self, "version", None),
+                                           any(a.kind == "mla" for a in model.attention_layers))
+        cpu = (s.vllm.cpu_kvcache_space, cpu_kv_rule(getattr(self, "version", None)), gpu.total or gpu.capacity,
+               b.utilization, b.weights + b.activation)
+        cpu_space = cpu_kv_space(*cpu)
+        space_step = kv_space_step(cpu_space, *cpu)
+        cpu_refusal = cpu_kv_refusal(getattr(self, "version", None), cpu[0], cpu[2], gpu.capacity, *cpu[3:])
+        b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
+                    non_torch=0, budget=b.weights + b.activation + cpu_space)
+        return b, block, block_note, cpu_space, space_step, cpu_refusal
 
     def pool_words(self, alloc: Allocation) -> str | None:
         """The pool's token count named as vLLM logs it where one request may be longer: before v0.21 a hybrid
