@@ -239,7 +239,8 @@ def _one_more_layer(nd: int, use: Callable[[Sequence[DeviceLayers], Sequence[int
         probe = use(test, over_test)
         checked = [d] if d + 1 == nd else [d, d + 1]
         # (a use at least the floor: where the floor reaches a target, so does the use; else the use decides)
-        if any(probe.floor() is not None and probe.floor()[k] >= targets[k] for k in checked):
+        floor = probe.floor()
+        if floor is not None and any(floor[k] >= targets[k] for k in checked):
             return None
         return probe if all(probe.mem()[k] < targets[k] for k in checked) else None
 

@@ -158,10 +158,11 @@ def _runtime_that_loads(alias: str, policy) -> str | None:
     """The first runtime, in the order the site lists them, whose plan of ``alias`` on one 80 GB GPU is not refused
     (the refusal is the model's architecture, not its size), or None."""
     from ..check import CheckRequest, check
+    from ..request import DEFAULT_RUNTIME
     from .site import _runtime_names
 
     for runtime in _runtime_names():
-        if runtime == "llama.cpp":
+        if runtime == DEFAULT_RUNTIME:       # the page's own plan, the one refused
             continue
         try:
             plan, _ = check(CheckRequest(model=alias, gpu="h100-sxm", ctx=MODEL_PAGE_CTX, runtime=runtime,
