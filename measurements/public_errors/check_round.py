@@ -116,6 +116,26 @@ def in_round_main(path: Path) -> int:
     return 1 if found else 0
 
 
+def whole_text_clashes(records: list[dict]) -> list[str]:
+    """Each text found whole (whitespace and case folded) inside another text of the round (the produced-text form)."""
+    return [f"{a['id']}: whole text inside {b['id']}" for a in records for b in records
+            if b is not a and norm(a["text"]) in norm(b["text"])]
+
+
+def produced_round_main(path: Path) -> int:
+    """A round of texts produced here compared with itself (rounds 73 and 74): the longest-line form printed only (the
+    same installed libraries' frame and log lines recur in texts of different failures), the whole-text form
+    (paste_line's produced form) failed on. Returns non-zero on a whole-text clash."""
+    records = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    shared = in_round_clashes(records)
+    print(f"form 1 (longest line, library lines shared; printed only): {len(shared)}")
+    print("\n".join(shared))
+    whole = whole_text_clashes(records)
+    print(f"form 2 (a produced text whole inside another): {len(whole)}")
+    print("\n".join(whole) or f"{len(records)} records, no text inside another")
+    return 1 if whole else 0
+
+
 def paste_line(text: str, produced: bool) -> str:
     """What a record's duplicate-paste test looks for in the corpus texts: its longest line, or for a text produced on
     this machine (round 62 on) the whole text. Such texts pass through the same installed libraries, so a library's

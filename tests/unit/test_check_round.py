@@ -105,3 +105,20 @@ def test_in_round_clash_is_found_and_a_clean_round_passes(tmp_path):
     bad, good = _run("-c", code, str(clashing)), _run("-c", code, str(clean))
     assert bad.returncode == 1 and "a: longest line also in b" in bad.stdout and "b: longest line also in a" in bad.stdout
     assert good.returncode == 0 and "1 records, no two share a longest line" in good.stdout
+
+
+def test_a_produced_round_fails_only_on_a_text_whole_inside_another(tmp_path):
+    # rounds 73-74's form: a library line shared by two produced texts is printed, not failed on; a text found whole
+    # inside another is the same paste and fails
+    frame = '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1751, in _wrapped_call_impl'
+    rows = [{"id": "m1", "text": f"Traceback\n{frame}\nRuntimeError: DefaultCPUAllocator: can't allocate memory"},
+            {"id": "l1", "text": f"Traceback\n{frame}\nValueError: expected 2D input"}]
+    shared, nested = tmp_path / "r1.jsonl", tmp_path / "r2.jsonl"
+    shared.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    nested.write_text("\n".join(json.dumps(r) for r in rows + [{"id": "l2", "text": rows[1]["text"] + "\nexit 1"}]),
+                      encoding="utf-8")
+    code = "import sys, check_round; sys.exit(check_round.produced_round_main(__import__('pathlib').Path(sys.argv[1])))"
+    ok, bad = _run("-c", code, str(shared)), _run("-c", code, str(nested))
+    assert ok.returncode == 0 and "form 1 (longest line, library lines shared; printed only): 2" in ok.stdout
+    assert "2 records, no text inside another" in ok.stdout
+    assert bad.returncode == 1 and "l1: whole text inside l2" in bad.stdout

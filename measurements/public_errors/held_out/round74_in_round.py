@@ -14,28 +14,13 @@ with the round file; when moved, ROUND below is the file beside it)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from check_round import in_round_clashes, norm  # noqa: E402
+from check_round import produced_round_main  # noqa: E402
 
 ROUND = Path(__file__).resolve().parent / "round74_pages.jsonl"
 
-
-def whole_text_clashes(records: list[dict]) -> list[str]:
-    """Each text found whole (whitespace and case folded) inside another text of the round."""
-    return [f"{a['id']}: whole text inside {b['id']}" for a in records for b in records
-            if b is not a and norm(a["text"]) in norm(b["text"])]
-
-
 if __name__ == "__main__":
-    recs = [json.loads(x) for x in ROUND.read_text(encoding="utf-8").splitlines() if x.strip()]
-    shared = in_round_clashes(recs)
-    print(f"form 1 (longest line, library lines shared; printed only): {len(shared)}")
-    print("\n".join(shared))
-    whole = whole_text_clashes(recs)
-    print(f"form 2 (a produced text whole inside another): {len(whole)}")
-    print("\n".join(whole) or f"{len(recs)} records, no text inside another")
-    sys.exit(1 if whole else 0)
+    sys.exit(produced_round_main(ROUND))
