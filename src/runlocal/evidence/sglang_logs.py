@@ -30,7 +30,7 @@ from pathlib import Path
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 from runlocal.runtimes import get_runtime
-from runlocal.runtimes.base import Settings, Target
+from runlocal.runtimes.base import PARALLEL_AUTO, Settings, Target
 from runlocal.runtimes.options import SGLangOptions
 from runlocal.runtimes.sglang import CUDA_CONTEXT, GiB, MiB, SGLang, default_mem_fraction_static  # noqa: F401
 
@@ -91,7 +91,7 @@ def settings_of(rec: dict, frac: float | None) -> Settings:
     kv = st.get("kv_cache_dtype") or "auto"
     kv = "f16" if kv.startswith("auto") else kv
     return Settings(runtime="sglang", ctx=st.get("context_length"), quant=p.get("quant"), cache_type_k=kv,
-                    cache_type_v=kv, tp=st.get("tp_size") or 1, parallel=st.get("max_running_requests") or 1,
+                    cache_type_v=kv, tp=st.get("tp_size") or 1, parallel=st.get("max_running_requests") or PARALLEL_AUTO,
                     sglang=SGLangOptions(mem_fraction_static=frac, chunked_prefill_size=st.get("chunked_prefill_size")))
 
 

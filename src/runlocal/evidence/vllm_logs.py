@@ -33,7 +33,7 @@ from pathlib import Path
 
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
-from runlocal.runtimes.base import Settings, Target
+from runlocal.runtimes.base import PARALLEL_AUTO, Settings, Target
 from runlocal.runtimes.context_limit import vllm_planned_max_model_len
 from runlocal.runtimes.options import VLLMOptions
 from runlocal.runtimes.versions import VLLM_ENGINES, RuntimeVersion, parse_version, vllm_engine  # noqa: E402
@@ -88,7 +88,7 @@ def settings_of(rec: dict, capacity: int, gpu_name: str) -> Settings:
         mbt = LLM_CLASS_TOKENS[serve_limits(capacity, gpu_name)]
     return Settings(runtime="vllm", ctx=st.get("max_model_len"), quant=p.get("quant"),
                     cache_type_k="f16" if kv == "auto" else kv, cache_type_v="f16" if kv == "auto" else kv,
-                    parallel=st.get("max_num_seqs", 1), tp=st.get("tensor_parallel_size", 1),
+                    parallel=st.get("max_num_seqs", PARALLEL_AUTO), tp=st.get("tensor_parallel_size", 1),
                     vllm=VLLMOptions(gpu_memory_utilization=st.get("gpu_memory_utilization", 0.9),
                                      max_num_batched_tokens=mbt, enforce_eager=bool(st.get("enforce_eager", False))))
 
