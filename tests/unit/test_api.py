@@ -37,7 +37,7 @@ def test_check_returns_the_cli_json_shape(client, gguf_path):
 
 
 @pytest.mark.parametrize("body, field", [
-    ({"model": "x", "ctx": 0}, "ctx"),                 # pydantic bound
+    ({"model": "x", "ctx": -1}, "ctx"),                # pydantic bound (0 is llama-server's -c 0 since mends23b)
     ({"model": "x", "parallel": 0}, "parallel"),
     ({"model": "x", "flash_attn": "maybe"}, "flash_attn"),
     ({"model": "x", "surprise": 1}, "surprise"),       # unknown fields are refused, not ignored

@@ -391,7 +391,7 @@ def test_api_best_matches_the_cli(tmp_path):
         assert r.json() == json.loads(cli.stdout)
         bad = c.get("/api/v1/best", params={"model": "llama-3.1-8b", "runtime": "nope"})
         assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "runtime"]
-        assert c.get("/api/v1/best", params={"model": "llama-3.1-8b", "ctx": 0}).status_code == 422
+        assert c.get("/api/v1/best", params={"model": "llama-3.1-8b", "ctx": -1}).status_code == 422   # 0: -c 0, the trained
         cmp = c.get("/api/v1/compare", params={"devices": "4090,2x3090", "model": "llama-3.1-8b"})
         assert cmp.status_code == 200 and [x["count"] for x in cmp.json()] == [1, 2]
         unknown = c.get("/api/v1/compare", params={"devices": "rtx 9999 ultra"})
