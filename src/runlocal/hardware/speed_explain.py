@@ -175,7 +175,7 @@ def speed_figures(p: SpeedPlan) -> dict:
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {}),
             # a prefill figure from a share whose held-out round was too few to judge (review23b #1: said on the
             # speed line, not only in --explain)
-            **({"prefill_unvalidated": _unvalidated_prefill(p)} if p.prefill and _unvalidated_prefill(p) else {}),
+            **({"prefill_unvalidated": why} if p.prefill and (why := _unvalidated_prefill(p)) else {}),
             # a MoE prompt with no validated figure: the range printed instead (backend_speed.MOE_PREFILL_RANGES)
             **({"prefill_range_tokens_per_s": [round(p.moe_range[0] * p.moe_range[1].low, 1),
                                                round(p.moe_range[0] * p.moe_range[1].high, 1)]}
